@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xroce: RoCEv2 in software over XDP and AF_XDP, with verbs semantics.
+ *
+ * The objects, attributes, work requests and completions mirror libibverbs
+ * (ibv_*), with the same enum values, so a verbs programmer reads this
+ * without a manual. Conventions:
+ *   - functions returning int return 0 on success or a negative errno
+ *     (-EINVAL, -ENOMEM, ...), and leave the object unchanged on error;
+ *   - functions returning a pointer return NULL and set errno on error;
+ *   - a device runs its own engine thread: a passive side makes progress
+ *     without calls from its application.
+ */
+#ifndef XROCE_XROCE_H
+#define XROCE_XROCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+union xr_gid {
+	uint8_t raw[16];
+	struct {
+		uint64_t subnet_prefix;
+		uint64_t interface_id;
+	} global;
+};
+
+#define XR_MAX_GIDS 16
+
+struct xr_device;
+struct xr_pd;
+struct xr_comp_channel;
+
+/* ---- device ---------------------------------------------------------- */
+
+struct xr_device_attr {
+	char ifname[16];
+	int ifindex;
+	uint8_t mac[6];
+	uint32_t netdev_mtu;
+	int active_mtu; /* enum xr_mtu: largest IB MTU not above netdev MTU - 80 */
+	int num_gids;
+	uint32_t max_qp;
+	uint32_t max_qp_wr;
+	uint32_t max_sge;
+	uint32_t max_cqe;
+	uint32_t max_mr_size;
+	uint32_t max_inline_data;
+	uint32_t max_qp_rd_atom;
+	uint64_t device_cap_flags;
+};
+
+struct xr_device_open_attr {
+	/*
+	 * Attach the XDP program if the loader has not (and detach it again
+	 * on close). Default for NULL attributes: 1.
+	 */
+	int attach_if_needed;
+};
+
+/* Opens the RoCE device on network interface ifname (needs CAP_NET_ADMIN/BPF). */
+struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open_attr *attr);
+int xr_close_device(struct xr_device *dev);
+int xr_query_device(struct xr_device *dev, struct xr_device_attr *attr);
+/* GID table in rxe's order: 0 = IPv6 link-local, then the other addresses, IPv4 mapped. */
+int xr_query_gid(struct xr_device *dev, int index, union xr_gid *gid);
+
+/* ---- protection domains and memory regions ---------------------------- */
+
+struct xr_pd *xr_alloc_pd(struct xr_device *dev);
+int xr_dealloc_pd(struct xr_pd *pd);
+
+enum xr_access_flags {
+	XR_ACCESS_LOCAL_WRITE = 1,
+	XR_ACCESS_REMOTE_WRITE = 1 << 1,
+	XR_ACCESS_REMOTE_READ = 1 << 2,
+	XR_ACCESS_REMOTE_ATOMIC = 1 << 3,
+	XR_ACCESS_MW_BIND = 1 << 4,
+};
+
+struct xr_mr {
+	struct xr_pd *pd;
+	void *addr;
+	size_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+	int access;
+};
+
+struct xr_mr *xr_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access);
+int xr_dereg_mr(struct xr_mr *mr);
+
+/* ---- completion queues ---------------------------------------------- */
+
+enum xr_wc_status {
+	XR_WC_SUCCESS,
+	XR_WC_LOC_LEN_ERR,
+	XR_WC_LOC_QP_OP_ERR,
+	XR_WC_LOC_EEC_OP_ERR,
+	XR_WC_LOC_PROT_ERR,
+	XR_WC_WR_FLUSH_ERR,
+	XR_WC_MW_BIND_ERR,
+	XR_WC_BAD_RESP_ERR,
+	XR_WC_LOC_ACCESS_ERR,
+	XR_WC_REM_INV_REQ_ERR,
+	XR_WC_REM_ACCESS_ERR,
+	XR_WC_REM_OP_ERR,
+	XR_WC_RETRY_EXC_ERR,
+	XR_WC_RNR_RETRY_EXC_ERR,
+	XR_WC_LOC_RDD_VIOL_ERR,
+	XR_WC_REM_INV_RD_REQ_ERR,
+	XR_WC_REM_ABORT_ERR,
+	XR_WC_INV_EECN_ERR,
+	XR_WC_INV_EEC_STATE_ERR,
+	XR_WC_FATAL_ERR,
+	XR_WC_RESP_TIMEOUT_ERR,
+	XR_WC_GENERAL_ERR,
+};
+
+const char *xr_wc_status_str(enum xr_wc_status status);
+
+enum xr_wc_opcode {
+	XR_WC_SEND,
+	XR_WC_RDMA_WRITE,
+	XR_WC_RDMA_READ,
+	XR_WC_COMP_SWAP,
+	XR_WC_FETCH_ADD,
+	XR_WC_BIND_MW,
+	XR_WC_LOCAL_INV,
+	XR_WC_RECV = 1 << 7,
+	XR_WC_RECV_RDMA_WITH_IMM,
+};
+
+enum xr_wc_flags {
+	XR_WC_GRH = 1 << 0,
+	XR_WC_WITH_IMM = 1 << 1,
+	XR_WC_WITH_INV = 1 << 3,
+};
+
+struct xr_wc {
+	uint64_t wr_id;
+	enum xr_wc_status status;
+	enum xr_wc_opcode opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data; /* network byte order, as in verbs */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned int wc_flags;
+};
+
+struct xr_cq {
+	struct xr_device *device;
+	int cqe;
+};
+
+struct xr_cq *xr_create_cq(struct xr_device *dev, int cqe, struct xr_comp_channel *channel);
+int xr_destroy_cq(struct xr_cq *cq);
+/* Returns the number of completions written to wc (0..num_entries), or a negative errno. */
+int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc);
+
+/* ---- queue pairs ------------------------------------------------------ */
+
+enum xr_qp_type {
+	XR_QPT_RC = 2,
+	XR_QPT_UC = 3,
+	XR_QPT_UD = 4,
+};
+
+enum xr_qp_state {
+	XR_QPS_RESET,
+	XR_QPS_INIT,
+	XR_QPS_RTR,
+	XR_QPS_RTS,
+	XR_QPS_SQD,
+	XR_QPS_SQE,
+	XR_QPS_ERR,
+};
+
+enum xr_mtu {
+	XR_MTU_256 = 1,
+	XR_MTU_512 = 2,
+	XR_MTU_1024 = 3,
+	XR_MTU_2048 = 4,
+	XR_MTU_4096 = 5,
+};
+
+struct xr_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct xr_qp_init_attr {
+	void *qp_context;
+	struct xr_cq *send_cq;
+	struct xr_cq *recv_cq;
+	struct xr_qp_cap cap;
+	enum xr_qp_type qp_type;
+	int sq_sig_all;
+};
+
+struct xr_qp {
+	struct xr_device *device;
+	struct xr_pd *pd;
+	void *qp_context;
+	struct xr_cq *send_cq;
+	struct xr_cq *recv_cq;
+	uint32_t qp_num;
+	enum xr_qp_state state;
+	enum xr_qp_type qp_type;
+};
+
+struct xr_global_route {
+	union xr_gid dgid;
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+};
+
+struct xr_ah_attr {
+	struct xr_global_route grh;
+	uint16_t dlid;
+	uint8_t sl;
+	uint8_t is_global;
+	uint8_t port_num;
+};
+
+struct xr_qp_attr {
+	enum xr_qp_state qp_state;
+	enum xr_qp_state cur_qp_state;
+	enum xr_mtu path_mtu;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	unsigned int qp_access_flags;
+	struct xr_qp_cap cap;
+	struct xr_ah_attr ah_attr;
+	uint16_t pkey_index;
+	uint8_t sq_draining;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;
+	uint8_t port_num;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+};
+
+enum xr_qp_attr_mask {
+	XR_QP_STATE = 1 << 0,
+	XR_QP_CUR_STATE = 1 << 1,
+	XR_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	XR_QP_ACCESS_FLAGS = 1 << 3,
+	XR_QP_PKEY_INDEX = 1 << 4,
+	XR_QP_PORT = 1 << 5,
+	XR_QP_QKEY = 1 << 6,
+	XR_QP_AV = 1 << 7,
+	XR_QP_PATH_MTU = 1 << 8,
+	XR_QP_TIMEOUT = 1 << 9,
+	XR_QP_RETRY_CNT = 1 << 10,
+	XR_QP_RNR_RETRY = 1 << 11,
+	XR_QP_RQ_PSN = 1 << 12,
+	XR_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	XR_QP_ALT_PATH = 1 << 14,
+	XR_QP_MIN_RNR_TIMER = 1 << 15,
+	XR_QP_SQ_PSN = 1 << 16,
+	XR_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	XR_QP_PATH_MIG_STATE = 1 << 18,
+	XR_QP_CAP = 1 << 19,
+	XR_QP_DEST_QPN = 1 << 20,
+};
+
+struct xr_qp *xr_create_qp(struct xr_pd *pd, struct xr_qp_init_attr *init_attr);
+int xr_modify_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask);
+int xr_query_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask,
+		struct xr_qp_init_attr *init_attr);
+int xr_destroy_qp(struct xr_qp *qp);
+
+/* ---- work requests ---------------------------------------------------- */
+
+struct xr_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum xr_wr_opcode {
+	XR_WR_RDMA_WRITE,
+	XR_WR_RDMA_WRITE_WITH_IMM,
+	XR_WR_SEND,
+	XR_WR_SEND_WITH_IMM,
+	XR_WR_RDMA_READ,
+	XR_WR_ATOMIC_CMP_AND_SWP,
+	XR_WR_ATOMIC_FETCH_AND_ADD,
+	XR_WR_LOCAL_INV,
+	XR_WR_BIND_MW,
+	XR_WR_SEND_WITH_INV,
+};
+
+enum xr_send_flags {
+	XR_SEND_FENCE = 1 << 0,
+	XR_SEND_SIGNALED = 1 << 1,
+	XR_SEND_SOLICITED = 1 << 2,
+	XR_SEND_INLINE = 1 << 3,
+};
+
+struct xr_send_wr {
+	uint64_t wr_id;
+	struct xr_send_wr *next;
+	struct xr_sge *sg_list;
+	int num_sge;
+	enum xr_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t imm_data; /* network byte order, as in verbs */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+	} wr;
+};
+
+struct xr_recv_wr {
+	uint64_t wr_id;
+	struct xr_recv_wr *next;
+	struct xr_sge *sg_list;
+	int num_sge;
+};
+
+/* On error *bad_wr points at the first work request that was not posted. */
+int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr);
+int xr_post_recv(struct xr_qp *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XROCE_XROCE_H */

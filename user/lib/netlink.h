@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What xroce needs from the kernel's network configuration, over rtnetlink
+ * (libmnl): the interface, its GID table, and neighbours' MAC addresses.
+ */
+#ifndef XROCE_NETLINK_H
+#define XROCE_NETLINK_H
+
+#include <stdint.h>
+
+#include "xroce/xroce.h"
+
+struct xr_netdev_info {
+	int ifindex;
+	uint8_t mac[6];
+	uint32_t mtu;
+	uint32_t num_rx_queues;
+};
+
+/* Returns 0, -ENODEV if there is no such interface, or another negative errno. */
+int xr_nl_get_link(const char *ifname, struct xr_netdev_info *info);
+
+/*
+ * Fills gids[0..max) in the order rxe (ib_core's roce_gid_mgmt) uses:
+ * index 0 the default GID, fe80::/64 with the EUI-64 of the MAC; then the
+ * interface's IPv4 addresses as ::ffff:a.b.c.d, in the kernel's order; then
+ * its IPv6 addresses other than link-local. Returns the count or a negative errno.
+ */
+int xr_nl_get_gids(int ifindex, const uint8_t mac[6], union xr_gid *gids, int max);
+
+/*
+ * MAC address of the neighbour with address gid (IPv4-mapped or IPv6)
+ * through ifindex, from the kernel's neighbour table; when absent or not
+ * yet valid it makes the kernel resolve it and waits up to timeout_ms.
+ * Returns 0, -EHOSTUNREACH when resolution failed, or a negative errno.
+ */
+int xr_nl_resolve_neigh(int ifindex, const union xr_gid *gid, uint8_t mac[6], int timeout_ms);
+
+#endif /* XROCE_NETLINK_H */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The AF_XDP port: one UMEM shared by one AF_XDP socket per rx queue of an
+ * interface (libxdp's xsk API), batched rx and tx. Copy or zero-copy mode,
+ * whichever the driver offers; nothing here assumes either.
+ */
+#ifndef XROCE_XSK_PORT_H
+#define XROCE_XSK_PORT_H
+
+#include <stdint.h>
+
+struct xr_xsk_port;
+
+struct xr_xsk_port_config {
+	int ifindex;
+	int xsk_map_fd; /* XSKMAP of the attached XDP program: slot = rx queue id */
+	uint32_t frame_count; /* UMEM frames; 0: 8192 */
+};
+
+/* A received frame; valid until the next xr_xsk_port_rx_release. */
+struct xr_rx_frame {
+	uint8_t *data;
+	uint32_t len;
+	uint64_t addr; /* UMEM address, internal */
+};
+
+/* Returns 0 or a negative errno. Registers every socket in the XSKMAP. */
+int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **out);
+void xr_xsk_port_close(struct xr_xsk_port *port);
+
+/* Number of pollable fds (one per socket) and the i-th one, for poll(). */
+int xr_xsk_port_nfds(const struct xr_xsk_port *port);
+int xr_xsk_port_fd(const struct xr_xsk_port *port, int i);
+
+/* Receive up to max frames from all queues; returns how many. */
+unsigned xr_xsk_port_rx(struct xr_xsk_port *port, struct xr_rx_frame *frames, unsigned max);
+/* Return the frames of the last xr_xsk_port_rx to the fill rings. */
+void xr_xsk_port_rx_release(struct xr_xsk_port *port);
+
+/* A tx buffer of *cap bytes, or NULL when every tx frame is in flight. */
+uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap);
+/* Queue buf (from tx_alloc) with len bytes; sent at the next flush. */
+void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len);
+/* Give up a buffer from tx_alloc without sending it. */
+void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf);
+/* Publish submitted frames, kick the kernel when it needs it, reclaim completed frames. */
+void xr_xsk_port_tx_flush(struct xr_xsk_port *port);
+
+/* Whether the rx rings need a wakeup (poll) to be refilled/serviced. */
+int xr_xsk_port_needs_wakeup(const struct xr_xsk_port *port);
+
+#endif /* XROCE_XSK_PORT_H */
