@@ -1,0 +1,82 @@
+# shellcheck shell=bash
+# Helpers for tests that need two network namespaces joined by a veth pair.
+# Source it, create pairs, and install the cleanup on every exit path:
+#
+#   source scripts/netns.sh
+#   trap netns_cleanup EXIT
+#   netns_pair demo            # sets NETNS_A NETNS_B VETH_A VETH_B ADDR_A ADDR_B
+#   netns_exec "$NETNS_A" build/xroce status
+#
+# netns_pair TAG [SUBNET]  creates two namespaces and a veth between them with
+#                          unique names (TAG, at most 3 characters, + PID +
+#                          counter), addresses SUBNET.1/24 and SUBNET.2/24
+#                          (default 10.77.0), links up and TX checksum offload
+#                          off on both ends (so frames from local sockets carry
+#                          a complete UDP checksum).
+# netns_exec NS CMD...     runs CMD in NS's network namespace only: unlike
+#                          `ip netns exec` it keeps /sys/fs/bpf and the pins.
+# netns_cleanup            detaches xroce from every veth created here, removes
+#                          any pins left under /sys/fs/bpf/xroce/VETH and
+#                          deletes the namespaces. Idempotent. Processes started
+#                          in the namespaces are the caller's to stop first.
+#
+# XROCE (default: $BUILD/xroce, BUILD defaults to build) is the loader used
+# for detaching.
+
+NETNS_CREATED=()
+NETNS_VETHS=()
+NETNS_COUNT=0
+NETNS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+netns_exec() {
+	local ns=$1
+	shift
+	nsenter --net="/var/run/netns/$ns" "$@"
+}
+
+netns_pair() {
+	local tag=${1:0:3} subnet=${2:-10.77.0}
+	local id="$$$NETNS_COUNT"
+	NETNS_COUNT=$((NETNS_COUNT + 1))
+	NETNS_A="xroce-$tag-$id-a"
+	NETNS_B="xroce-$tag-$id-b"
+	VETH_A="x$tag${id}a"
+	VETH_B="x$tag${id}b"
+	ADDR_A="$subnet.1"
+	ADDR_B="$subnet.2"
+
+	ip netns add "$NETNS_A" || return 1
+	NETNS_CREATED+=("$NETNS_A")
+	ip netns add "$NETNS_B" || return 1
+	NETNS_CREATED+=("$NETNS_B")
+	ip link add "$VETH_A" netns "$NETNS_A" type veth peer name "$VETH_B" netns "$NETNS_B" ||
+		return 1
+	NETNS_VETHS+=("$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B")
+
+	local ns dev addr
+	for ns in "$NETNS_A:$VETH_A:$ADDR_A" "$NETNS_B:$VETH_B:$ADDR_B"; do
+		IFS=: read -r ns dev addr <<<"$ns"
+		ip -n "$ns" link set lo up &&
+			ip -n "$ns" addr add "$addr/24" dev "$dev" &&
+			ip -n "$ns" link set "$dev" up &&
+			netns_exec "$ns" ethtool -K "$dev" tx off >/dev/null || return 1
+	done
+}
+
+netns_cleanup() {
+	local xroce=${XROCE:-$NETNS_REPO/${BUILD:-build}/xroce} entry ns dev
+	for entry in "${NETNS_VETHS[@]}"; do
+		ns=${entry%%:*}
+		dev=${entry#*:}
+		if [ -x "$xroce" ] && [ -d "/sys/fs/bpf/xroce/$dev" ]; then
+			netns_exec "$ns" "$xroce" detach "$dev" >/dev/null 2>&1
+		fi
+		# A process killed while attached leaves its pins behind.
+		rm -rf "/sys/fs/bpf/xroce/${dev:?}"
+	done
+	for ns in "${NETNS_CREATED[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	NETNS_VETHS=()
+	NETNS_CREATED=()
+}
