@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The AF_XDP port end to end: xsk_port_echo attaches the xroce XDP program to
+# one end of a veth pair and echoes, through the port, every RoCEv2 frame for
+# QP XR_QPN_BASE with the MACs swapped. From the other end a raw sender
+# transmits COUNT distinct SEND frames of varying length (a bounded number in
+# flight) and checks that every one comes back exactly once, byte for byte.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+COUNT=${COUNT:-2000}
+echo_bin=$(realpath "$BUILD/tests/xsk_port_echo")
+
+suffix=$$$((RANDOM % 1000))
+ns_echo=xrxe-$suffix ns_send=xrxs-$suffix
+if_echo=xrxe$suffix if_send=xrxs$suffix
+if_echo=${if_echo:0:15} if_send=${if_send:0:15}
+net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))
+log=$(mktemp -d /tmp/xsk_port.XXXXXX)
+echo_pid=
+
+cleanup() {
+	[ -n "$echo_pid" ] && kill "$echo_pid" 2>/dev/null && wait "$echo_pid" 2>/dev/null
+	ip netns del "$ns_echo" 2>/dev/null
+	ip netns del "$ns_send" 2>/dev/null
+	# Left only when xsk_port_echo was killed before detaching.
+	rm -rf "/sys/fs/bpf/xroce/$if_echo"
+	rm -rf "$log"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+in_ns() { # NS CMD...: network namespace only, so that bpffs and the pins stay visible
+	local ns=$1
+	shift
+	nsenter --net="/var/run/netns/$ns" "$@"
+}
+
+mac_of() { # NS IFNAME
+	ip -n "$1" link show "$2" | awk '/link\/ether/ { print $2 }'
+}
+
+[ -x "$echo_bin" ] || fail "$echo_bin not built (make $BUILD/tests/xsk_port_echo)"
+
+ip netns add "$ns_echo" && ip netns add "$ns_send" || fail "cannot create namespaces"
+ip link add "$if_echo" netns "$ns_echo" type veth peer name "$if_send" netns "$ns_send" ||
+	fail "cannot create veth"
+ip -n "$ns_echo" addr add "$net.1/24" dev "$if_echo" &&
+	ip -n "$ns_send" addr add "$net.2/24" dev "$if_send" &&
+	ip -n "$ns_echo" link set "$if_echo" up &&
+	ip -n "$ns_send" link set "$if_send" up || fail "cannot configure veth"
+
+in_ns "$ns_echo" "$echo_bin" "$if_echo" "$COUNT" >"$log/echo.out" 2>"$log/echo.err" &
+echo_pid=$!
+for _ in $(seq 100); do
+	grep -q '^ready' "$log/echo.out" && break
+	kill -0 "$echo_pid" 2>/dev/null || break
+	sleep 0.1
+done
+grep -q '^ready' "$log/echo.out" || fail "xsk_port_echo did not start: $(cat "$log/echo.err")"
+
+in_ns "$ns_send" timeout 60 python3 - "$if_send" "$(mac_of "$ns_send" "$if_send")" \
+	"$(mac_of "$ns_echo" "$if_echo")" "$net.2" "$net.1" "$COUNT" >"$log/send.out" 2>&1 <<'EOF'
+import select, socket, struct, sys, time, zlib
+
+ifname, src_mac, dst_mac, src_ip, dst_ip, count = sys.argv[1:7]
+count = int(count)
+WINDOW = 64          # frames in flight: deep enough to batch, shallow enough for veth's rings
+IDLE_LIMIT = 3.0     # seconds without an echo before the rest are declared lost
+ETH_P_IP = 0x0800
+PACKET_OUTGOING = 4
+RC_SEND_ONLY = 0x04
+QPN = 0x11           # XR_QPN_BASE
+SO_RCVBUFFORCE = 33  # not exported by Python's socket module
+
+def ip_checksum(hdr):
+    s = sum(struct.unpack("!10H", hdr))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+def icrc(ip, udp, bth_and_payload):
+    masked_ip = bytearray(ip)
+    masked_ip[1] = 0xFF                      # TOS
+    masked_ip[8] = 0xFF                      # TTL
+    masked_ip[10:12] = b"\xff\xff"           # header checksum
+    masked_udp = udp[:6] + b"\xff\xff"       # UDP checksum
+    masked_bth = bytearray(bth_and_payload)
+    masked_bth[4] = 0xFF                     # FECN, BECN, reserved
+    crc = zlib.crc32(b"\xff" * 8 + bytes(masked_ip) + masked_udp + bytes(masked_bth))
+    return struct.pack("<I", crc)
+
+def frame(i):
+    payload_len = 8 + 4 * (i % 360)          # 8..1444 bytes, a multiple of 4: no pad
+    payload = struct.pack("!Q", i) + bytes((i * 7 + k) & 0xFF for k in range(payload_len - 8))
+    bth = struct.pack("!BBHII", RC_SEND_ONLY, 0, 0xFFFF, QPN, (1 << 31) | (i & 0xFFFFFF))
+    udp_len = 8 + len(bth) + payload_len + 4
+    udp = struct.pack("!HHHH", 0xC000 | (QPN & 0x3FFF), 4791, udp_len, 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, i & 0xFFFF, 0x4000, 64, 17, 0,
+                     socket.inet_aton(src_ip), socket.inet_aton(dst_ip))
+    ip = ip[:10] + struct.pack("!H", ip_checksum(ip)) + ip[12:]
+    eth = bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(src_mac.replace(":", "")) + \
+        struct.pack("!H", ETH_P_IP)
+    return eth + ip + udp + bth + payload + icrc(ip, udp, bth + payload)
+
+def echo_of(f):
+    return f[6:12] + f[0:6] + f[12:]
+
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_IP))
+sock.bind((ifname, ETH_P_IP))
+sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
+sock.setblocking(False)
+
+sent = {}
+seen = set()
+corrupt = duplicates = 0
+start = time.monotonic()
+last_echo = start
+while len(seen) < count and time.monotonic() - last_echo < IDLE_LIMIT:
+    while len(sent) < count and len(sent) - len(seen) < WINDOW:
+        f = frame(len(sent))
+        sent[len(sent)] = f
+        sock.send(f)
+    select.select([sock], [], [], 0.1)
+    while True:
+        try:
+            data, addr = sock.recvfrom(4096)
+        except BlockingIOError:
+            break
+        if addr[2] == PACKET_OUTGOING or len(data) < 62 or data[23] != 17 or \
+                struct.unpack("!H", data[36:38])[0] != 4791:
+            continue
+        last_echo = time.monotonic()
+        i = struct.unpack("!Q", data[54:62])[0]
+        if i not in sent or data != echo_of(sent[i]):
+            corrupt += 1
+        elif i in seen:
+            duplicates += 1
+        else:
+            seen.add(i)
+elapsed = time.monotonic() - start
+lost = count - len(seen)
+print(f"sent={len(sent)} echoed={len(seen)} lost={lost} corrupt={corrupt} "
+      f"duplicates={duplicates} seconds={elapsed:.2f} rate={len(seen) / elapsed:.0f}/s")
+sys.exit(0 if lost == 0 and corrupt == 0 and duplicates == 0 else 1)
+EOF
+send_rc=$?
+[ "$send_rc" -eq 0 ] || fail "sender: $(cat "$log/send.out"); echo side: $(cat "$log/echo.err")"
+
+for _ in $(seq 100); do
+	kill -0 "$echo_pid" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$echo_pid" 2>/dev/null; then
+	fail "xsk_port_echo still running after the sender finished: $(cat "$log/send.out")"
+fi
+wait "$echo_pid"
+echo_rc=$?
+echo_pid=
+echo "sender: $(cat "$log/send.out")"
+echo "echo:   $(tail -n 1 "$log/echo.out") $(cat "$log/echo.err")"
+[ "$echo_rc" -eq 0 ] || fail "xsk_port_echo did not receive and echo exactly $COUNT frames"
+echo "PASS: $COUNT frames echoed intact through the AF_XDP port"

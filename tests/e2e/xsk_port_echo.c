@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xsk_port_echo IFNAME COUNT: echoes RoCEv2 frames for QP XR_QPN_BASE back
+ * where they came from (MACs swapped) through the AF_XDP port, until COUNT
+ * have been received or a time limit passes. Attaches the xroce XDP program
+ * to IFNAME unless it already is, and detaches what it attached. Prints
+ * "ready" once frames can arrive, then a summary; exits 0 when exactly COUNT
+ * frames were received and echoed.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xdp_attach.h"
+#include "xroce/xroce.h"
+#include "xsk_port.h"
+
+#define RX_BATCH 64
+#define RUN_LIMIT_NS (30 * 1000000000ull)
+/* Frames may still wait for the device after the last echo: keep flushing this long. */
+#define DRAIN_NS (200 * 1000000ull)
+#define ETH_ALEN 6
+
+struct echo_counts {
+	unsigned long received;
+	unsigned long echoed;
+	unsigned long no_tx_buffer;
+};
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* A tx buffer, flushing to reclaim completed frames while none is free, until the deadline. */
+static uint8_t *alloc_tx_buffer(struct xr_xsk_port *port, uint32_t *cap,
+				unsigned long long deadline)
+{
+	uint8_t *buf;
+
+	while (!(buf = xr_xsk_port_tx_alloc(port, cap))) {
+		if (now_ns() > deadline)
+			return NULL;
+		xr_xsk_port_tx_flush(port);
+	}
+	return buf;
+}
+
+static void echo_frame(struct xr_xsk_port *port, const struct xr_rx_frame *frame,
+		       struct echo_counts *counts, unsigned long long deadline)
+{
+	uint32_t cap;
+	uint8_t *buf = alloc_tx_buffer(port, &cap, deadline);
+
+	if (!buf || frame->len > cap || frame->len < 2 * ETH_ALEN) {
+		if (buf)
+			xr_xsk_port_tx_abort(port, buf);
+		counts->no_tx_buffer++;
+		return;
+	}
+	memcpy(buf, frame->data + ETH_ALEN, ETH_ALEN);
+	memcpy(buf + ETH_ALEN, frame->data, ETH_ALEN);
+	memcpy(buf + 2 * ETH_ALEN, frame->data + 2 * ETH_ALEN, frame->len - 2 * ETH_ALEN);
+	xr_xsk_port_tx_submit(port, buf, frame->len);
+	counts->echoed++;
+}
+
+static void run_echo(struct xr_xsk_port *port, unsigned long count, struct echo_counts *counts)
+{
+	struct pollfd pfds[XR_MAX_QUEUES];
+	struct xr_rx_frame frames[RX_BATCH];
+	unsigned long long deadline = now_ns() + RUN_LIMIT_NS, drain_end;
+	int nfds = xr_xsk_port_nfds(port), i;
+	unsigned n, j;
+
+	for (i = 0; i < nfds; i++)
+		pfds[i] = (struct pollfd){.fd = xr_xsk_port_fd(port, i), .events = POLLIN};
+	while (counts->received < count && now_ns() < deadline) {
+		n = xr_xsk_port_rx(port, frames, RX_BATCH);
+		if (n == 0) {
+			xr_xsk_port_tx_flush(port);
+			poll(pfds, (nfds_t)nfds, 100);
+			continue;
+		}
+		for (j = 0; j < n; j++)
+			echo_frame(port, &frames[j], counts, deadline);
+		counts->received += n;
+		xr_xsk_port_rx_release(port);
+		xr_xsk_port_tx_flush(port);
+	}
+	drain_end = now_ns() + DRAIN_NS;
+	while (now_ns() < drain_end)
+		xr_xsk_port_tx_flush(port);
+}
+
+int main(int argc, char **argv)
+{
+	struct xr_xsk_port_config cfg = {0};
+	struct echo_counts counts = {0};
+	struct xr_xdp_handle handle;
+	struct xr_xdp_stats stats = {0};
+	struct xr_xsk_port *port;
+	bool attached_here = false;
+	unsigned long count;
+	const char *ifname;
+	char *end;
+	int err;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: xsk_port_echo IFNAME COUNT\n");
+		return 2;
+	}
+	ifname = argv[1];
+	count = strtoul(argv[2], &end, 10);
+	if (*end || count == 0) {
+		fprintf(stderr, "xsk_port_echo: bad COUNT '%s'\n", argv[2]);
+		return 2;
+	}
+	cfg.ifindex = (int)if_nametoindex(ifname);
+	if (!cfg.ifindex) {
+		fprintf(stderr, "xsk_port_echo: no interface %s\n", ifname);
+		return 1;
+	}
+	if (!xr_xdp_is_attached(ifname)) {
+		err = xr_xdp_attach(ifname);
+		if (err) {
+			fprintf(stderr, "xsk_port_echo: attach %s: %s\n", ifname, strerror(-err));
+			return 1;
+		}
+		attached_here = true;
+	}
+	err = xr_xdp_open(ifname, &handle);
+	if (err) {
+		fprintf(stderr, "xsk_port_echo: open pins of %s: %s\n", ifname, strerror(-err));
+		goto detach;
+	}
+	cfg.xsk_map_fd = handle.xsk_map_fd;
+	err = xr_xsk_port_open(&cfg, &port);
+	if (err) {
+		fprintf(stderr, "xsk_port_echo: open port on %s: %s\n", ifname, strerror(-err));
+		goto close_handle;
+	}
+	handle.qp_table[0].qp_type = XR_QPT_RC;
+	handle.qp_table[0].state = XR_XDP_QP_ACTIVE;
+	printf("ready queues=%d\n", xr_xsk_port_nfds(port));
+	fflush(stdout);
+
+	run_echo(port, count, &counts);
+
+	handle.qp_table[0].state = XR_XDP_QP_NONE;
+	xr_xsk_port_close(port);
+	xr_xdp_read_stats(ifname, &stats);
+	printf("received=%lu echoed=%lu no_tx_buffer=%lu xdp_redirected=%llu "
+	       "xdp_drop_no_socket=%llu\n",
+	       counts.received, counts.echoed, counts.no_tx_buffer,
+	       (unsigned long long)stats.redirected, (unsigned long long)stats.drop_no_socket);
+	if (counts.received != count || counts.echoed != count)
+		err = -EIO;
+close_handle:
+	xr_xdp_close(&handle);
+detach:
+	if (attached_here)
+		xr_xdp_detach(ifname);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The AF_XDP port. One UMEM of 4 KiB frames is shared by one socket per rx
+ * queue. Each queue owns a fixed set of rx frames that cycle between its fill
+ * ring, its rx ring and the engine; the remaining frames form a stack of tx
+ * buffers. Everything is sent on queue 0's socket, so only its completion
+ * ring ever returns frames. The open path allocates; nothing after it does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <linux/ethtool.h>
+#include <linux/if_xdp.h>
+#include <linux/sockios.h>
+#include <xdp/xsk.h>
+
+#include "xroce/xdp_shared.h"
+#include "xsk_port.h"
+
+#define XR_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
+#define XR_RING_SIZE 2048u
+#define XR_DEFAULT_FRAME_COUNT 8192u
+/* Copy-mode transmission handles at most this many frames per sendto() (the kernel's
+ * TX_BATCH_SIZE). */
+#define XR_COPY_TX_BATCH 32u
+
+struct xr_xsk_queue {
+	struct xsk_socket *xsk;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	uint32_t queue_id;
+	bool in_xsk_map;
+	/* Descriptors peeked by xr_xsk_port_rx and not yet handed back: they
+	 * start at rx_held_idx and are released, in order, by rx_release. */
+	uint32_t rx_held;
+	uint32_t rx_held_idx;
+};
+
+struct xr_xsk_port {
+	uint8_t *umem_area;
+	size_t umem_size;
+	struct xsk_umem *umem;
+	struct xsk_ring_prod tx; /* queue 0's socket */
+	int xsk_map_fd;
+	bool need_wakeup; /* XDP_USE_NEED_WAKEUP accepted: ring flags are meaningful */
+
+	uint64_t *tx_free; /* stack of free tx frame addresses */
+	uint32_t tx_free_count;
+	struct xdp_desc *tx_pending; /* submitted, not yet in the tx ring, oldest first */
+	uint32_t tx_pending_count;
+	uint32_t tx_kick_rounds;
+
+	uint32_t rx_next_queue; /* where the next rx scan starts, for fairness */
+	uint32_t nqueues;
+	struct xr_xsk_queue queues[];
+};
+
+/* Rx queues of the interface: combined channels plus rx-only ones; 1 when the driver cannot say. */
+static uint32_t rx_queue_count(const char ifname[IFNAMSIZ])
+{
+	struct ethtool_channels channels = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr = {0};
+	uint32_t count = 0;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;
+	memcpy(ifr.ifr_name, ifname, IFNAMSIZ);
+	ifr.ifr_data = (void *)&channels;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		count = channels.combined_count + channels.rx_count;
+	close(fd);
+	if (count == 0)
+		return 1;
+	return count < XR_MAX_QUEUES ? count : XR_MAX_QUEUES;
+}
+
+/*
+ * libxdp maps the UMEM's fill and completion rings at xsk_umem__create but
+ * only unmaps them when the first socket using them is deleted; without such
+ * a socket the mappings would keep the UMEM registered and its pages pinned.
+ */
+static void unmap_unused_umem_rings(struct xr_xsk_port *port)
+{
+	struct xr_xsk_queue *q = &port->queues[0];
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+
+	if (getsockopt(xsk_umem__fd(port->umem), SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen))
+		return;
+	munmap((uint8_t *)q->fill.ring - off.fr.desc, off.fr.desc + q->fill.size * sizeof(__u64));
+	munmap((uint8_t *)q->comp.ring - off.cr.desc, off.cr.desc + q->comp.size * sizeof(__u64));
+}
+
+/* Deletes the sockets and the UMEM registration, leaving the memory and the frame lists. */
+static void destroy_xsks(struct xr_xsk_port *port)
+{
+	uint32_t i;
+
+	for (i = 0; i < port->nqueues; i++) {
+		struct xr_xsk_queue *q = &port->queues[i];
+
+		if (q->in_xsk_map)
+			bpf_map_delete_elem(port->xsk_map_fd, &q->queue_id);
+		q->in_xsk_map = false;
+		xsk_socket__delete(q->xsk);
+		q->xsk = NULL;
+	}
+	if (port->umem) {
+		if (!port->queues[0].xsk)
+			unmap_unused_umem_rings(port);
+		xsk_umem__delete(port->umem);
+		port->umem = NULL;
+	}
+}
+
+void xr_xsk_port_close(struct xr_xsk_port *port)
+{
+	if (!port)
+		return;
+	destroy_xsks(port);
+	if (port->umem_area)
+		munmap(port->umem_area, port->umem_size);
+	if (port->xsk_map_fd >= 0)
+		close(port->xsk_map_fd);
+	free(port->tx_free);
+	free(port->tx_pending);
+	free(port);
+}
+
+static int create_socket(struct xr_xsk_port *port, const char *ifname, struct xr_xsk_queue *q,
+			 uint16_t bind_flags)
+{
+	struct xsk_socket_config cfg = {
+	    .rx_size = XR_RING_SIZE,
+	    .tx_size = XR_RING_SIZE,
+	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	    .bind_flags = bind_flags,
+	};
+	bool transmits = q == &port->queues[0];
+
+	return xsk_socket__create_shared(&q->xsk, ifname, q->queue_id, port->umem, &q->rx,
+					 transmits ? &port->tx : NULL, &q->fill, &q->comp, &cfg);
+}
+
+/*
+ * Queue 0's socket owns the UMEM registration and decides the bind flags:
+ * the kernel gives the other sockets sharing the UMEM the same.
+ */
+static int create_xsks(struct xr_xsk_port *port, const char *ifname, uint16_t bind_flags)
+{
+	struct xsk_umem_config umem_cfg = {
+	    .fill_size = XR_RING_SIZE,
+	    .comp_size = XR_RING_SIZE,
+	    .frame_size = XR_FRAME_SIZE,
+	    .frame_headroom = XSK_UMEM__DEFAULT_FRAME_HEADROOM,
+	};
+	uint32_t i;
+	int err;
+
+	err = xsk_umem__create(&port->umem, port->umem_area, port->umem_size, &port->queues[0].fill,
+			       &port->queues[0].comp, &umem_cfg);
+	if (err) {
+		port->umem = NULL;
+		return err;
+	}
+	err = create_socket(port, ifname, &port->queues[0], bind_flags);
+	for (i = 1; !err && i < port->nqueues; i++)
+		err = create_socket(port, ifname, &port->queues[i], 0);
+	return err;
+}
+
+static int register_sockets(struct xr_xsk_port *port)
+{
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < port->nqueues; i++) {
+		struct xr_xsk_queue *q = &port->queues[i];
+
+		err = xsk_socket__update_xskmap(q->xsk, port->xsk_map_fd);
+		if (err)
+			return err < 0 ? err : -errno;
+		q->in_xsk_map = true;
+	}
+	return 0;
+}
+
+/* Gives each queue rx_frames frames on its fill ring and stacks the rest for tx. */
+static int distribute_frames(struct xr_xsk_port *port, uint32_t frame_count, uint32_t rx_frames)
+{
+	uint64_t next = 0;
+	uint32_t i, j, idx;
+
+	for (i = 0; i < port->nqueues; i++) {
+		struct xr_xsk_queue *q = &port->queues[i];
+
+		if (xsk_ring_prod__reserve(&q->fill, rx_frames, &idx) != rx_frames)
+			return -ENOSPC;
+		for (j = 0; j < rx_frames; j++, next += XR_FRAME_SIZE)
+			*xsk_ring_prod__fill_addr(&q->fill, idx + j) = next;
+		xsk_ring_prod__submit(&q->fill, rx_frames);
+	}
+	for (i = rx_frames * port->nqueues; i < frame_count; i++, next += XR_FRAME_SIZE)
+		port->tx_free[port->tx_free_count++] = next;
+	return 0;
+}
+
+int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **out)
+{
+	uint32_t frame_count = cfg->frame_count ? cfg->frame_count : XR_DEFAULT_FRAME_COUNT;
+	uint32_t nqueues, rx_frames, tx_frames, i;
+	char ifname[IFNAMSIZ];
+	struct xr_xsk_port *port;
+	int err;
+
+	*out = NULL;
+	if (!if_indextoname(cfg->ifindex, ifname))
+		return -ENODEV;
+	nqueues = rx_queue_count(ifname);
+	/* Half the frames for rx, at most what a fill ring holds, so that
+	 * returning a queue's frames to its fill ring can never fail. */
+	rx_frames = frame_count / 2 / nqueues;
+	if (rx_frames > XR_RING_SIZE)
+		rx_frames = XR_RING_SIZE;
+	if (rx_frames == 0)
+		return -EINVAL;
+	tx_frames = frame_count - rx_frames * nqueues;
+
+	port = calloc(1, sizeof(*port) + nqueues * sizeof(port->queues[0]));
+	if (!port)
+		return -ENOMEM;
+	port->nqueues = nqueues;
+	port->xsk_map_fd = -1;
+	for (i = 0; i < nqueues; i++)
+		port->queues[i].queue_id = i;
+	port->tx_kick_rounds = tx_frames / XR_COPY_TX_BATCH + 2;
+	port->tx_free = calloc(tx_frames, sizeof(*port->tx_free));
+	port->tx_pending = calloc(tx_frames, sizeof(*port->tx_pending));
+	if (!port->tx_free || !port->tx_pending) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	port->xsk_map_fd = fcntl(cfg->xsk_map_fd, F_DUPFD_CLOEXEC, 0);
+	if (port->xsk_map_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+
+	port->umem_size = (size_t)frame_count * XR_FRAME_SIZE;
+	port->umem_area = mmap(NULL, port->umem_size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (port->umem_area == MAP_FAILED) {
+		port->umem_area = NULL;
+		err = -errno;
+		goto fail;
+	}
+	/* A failed bind leaves libxdp's UMEM half set up: retry from scratch. */
+	err = create_xsks(port, ifname, XDP_USE_NEED_WAKEUP);
+	port->need_wakeup = err == 0;
+	if (err) {
+		destroy_xsks(port);
+		err = create_xsks(port, ifname, 0);
+	}
+	if (err)
+		goto fail;
+	err = distribute_frames(port, frame_count, rx_frames);
+	if (err)
+		goto fail;
+	err = register_sockets(port);
+	if (err)
+		goto fail;
+	*out = port;
+	return 0;
+
+fail:
+	xr_xsk_port_close(port);
+	return err;
+}
+
+int xr_xsk_port_nfds(const struct xr_xsk_port *port)
+{
+	return (int)port->nqueues;
+}
+
+int xr_xsk_port_fd(const struct xr_xsk_port *port, int i)
+{
+	if (i < 0 || (uint32_t)i >= port->nqueues)
+		return -EINVAL;
+	return xsk_socket__fd(port->queues[i].xsk);
+}
+
+unsigned xr_xsk_port_rx(struct xr_xsk_port *port, struct xr_rx_frame *frames, unsigned max)
+{
+	unsigned got = 0;
+	uint32_t scanned, n, idx, j;
+
+	for (scanned = 0; scanned < port->nqueues && got < max; scanned++) {
+		struct xr_xsk_queue *q = &port->queues[port->rx_next_queue];
+
+		if (++port->rx_next_queue == port->nqueues)
+			port->rx_next_queue = 0;
+		n = xsk_ring_cons__peek(&q->rx, max - got, &idx);
+		if (n == 0)
+			continue;
+		if (q->rx_held == 0)
+			q->rx_held_idx = idx;
+		q->rx_held += n;
+		for (j = 0; j < n; j++, got++) {
+			const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&q->rx, idx + j);
+
+			frames[got].data = xsk_umem__get_data(port->umem_area, desc->addr);
+			frames[got].len = desc->len;
+			frames[got].addr = desc->addr;
+		}
+	}
+	return got;
+}
+
+void xr_xsk_port_rx_release(struct xr_xsk_port *port)
+{
+	uint32_t i, j, idx;
+
+	for (i = 0; i < port->nqueues; i++) {
+		struct xr_xsk_queue *q = &port->queues[i];
+
+		if (q->rx_held == 0)
+			continue;
+		/* Cannot fail (a queue owns no more frames than its fill ring
+		 * holds); if it did, holding the frames beats losing them. */
+		if (xsk_ring_prod__reserve(&q->fill, q->rx_held, &idx) != q->rx_held)
+			continue;
+		for (j = 0; j < q->rx_held; j++) {
+			uint64_t addr = xsk_ring_cons__rx_desc(&q->rx, q->rx_held_idx + j)->addr;
+
+			*xsk_ring_prod__fill_addr(&q->fill, idx + j) =
+			    addr & ~(uint64_t)(XR_FRAME_SIZE - 1);
+		}
+		xsk_ring_prod__submit(&q->fill, q->rx_held);
+		xsk_ring_cons__release(&q->rx, q->rx_held);
+		q->rx_held = 0;
+	}
+}
+
+static void reclaim_completions(struct xr_xsk_port *port)
+{
+	struct xsk_ring_cons *comp = &port->queues[0].comp;
+	uint32_t n, idx, j;
+
+	n = xsk_ring_cons__peek(comp, comp->size, &idx);
+	for (j = 0; j < n; j++)
+		port->tx_free[port->tx_free_count++] = *xsk_ring_cons__comp_addr(comp, idx + j);
+	xsk_ring_cons__release(comp, n);
+}
+
+uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap)
+{
+	if (port->tx_free_count == 0)
+		reclaim_completions(port);
+	if (port->tx_free_count == 0)
+		return NULL;
+	*cap = XR_FRAME_SIZE;
+	return port->umem_area + port->tx_free[--port->tx_free_count];
+}
+
+void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf)
+{
+	port->tx_free[port->tx_free_count++] = (uint64_t)(buf - port->umem_area);
+}
+
+void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
+{
+	/* The kernel drops an oversized descriptor without completing it,
+	 * which would leak the frame: refuse it here instead. */
+	if (len > XR_FRAME_SIZE) {
+		xr_xsk_port_tx_abort(port, buf);
+		return;
+	}
+	port->tx_pending[port->tx_pending_count++] = (struct xdp_desc){
+	    .addr = (uint64_t)(buf - port->umem_area),
+	    .len = len,
+	};
+}
+
+/* Moves as many pending frames as fit into the tx ring, keeping the rest in order. */
+static void publish_pending(struct xr_xsk_port *port)
+{
+	uint32_t n = port->tx_pending_count, space, idx, j;
+
+	if (n == 0)
+		return;
+	space = xsk_prod_nb_free(&port->tx, n);
+	if (n > space)
+		n = space;
+	if (n == 0 || xsk_ring_prod__reserve(&port->tx, n, &idx) != n)
+		return;
+	for (j = 0; j < n; j++)
+		*xsk_ring_prod__tx_desc(&port->tx, idx + j) = port->tx_pending[j];
+	xsk_ring_prod__submit(&port->tx, n);
+	port->tx_pending_count -= n;
+	memmove(port->tx_pending, port->tx_pending + n,
+		port->tx_pending_count * sizeof(port->tx_pending[0]));
+}
+
+/* Returns whether the kernel was asked to transmit and did not fail hard. */
+static bool kick_tx(struct xr_xsk_port *port)
+{
+	if (port->need_wakeup && !xsk_ring_prod__needs_wakeup(&port->tx))
+		return false;
+	if (sendto(xsk_socket__fd(port->queues[0].xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+		return true;
+	return errno == EAGAIN || errno == EBUSY || errno == ENOBUFS;
+}
+
+void xr_xsk_port_tx_flush(struct xr_xsk_port *port)
+{
+	uint32_t round, free_before;
+
+	/* In copy mode each kick sends a small batch: kick until the ring is
+	 * drained, or the device stops taking frames (they stay queued for the
+	 * next flush), or the kernel transmits by itself (no wakeup needed). */
+	for (round = 0; round < port->tx_kick_rounds; round++) {
+		publish_pending(port);
+		free_before = xsk_prod_nb_free(&port->tx, port->tx.size);
+		if (free_before == port->tx.size)
+			break;
+		if (!kick_tx(port))
+			break;
+		reclaim_completions(port);
+		if (xsk_prod_nb_free(&port->tx, port->tx.size) == free_before)
+			break;
+	}
+	reclaim_completions(port);
+}
+
+int xr_xsk_port_needs_wakeup(const struct xr_xsk_port *port)
+{
+	uint32_t i;
+
+	if (!port->need_wakeup)
+		return 0;
+	for (i = 0; i < port->nqueues; i++)
+		if (xsk_ring_prod__needs_wakeup(&port->queues[i].fill))
+			return 1;
+	return 0;
+}
