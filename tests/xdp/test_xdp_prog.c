@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Runs the XDP program on crafted frames with BPF_PROG_TEST_RUN (no attach)
+ * and checks, for each frame, the action it returns and that exactly the
+ * counter for its reason moved by one and no other did.
+ *
+ * Steering: with nothing in the XSKMAP, a frame the program would steer
+ * comes back XDP_DROP counted as drop_no_socket; that is what most valid
+ * frames assert. The last case binds an AF_XDP socket to lo in a private
+ * network namespace, puts it in the XSKMAP slot of queue 0, and asserts
+ * XDP_REDIRECT, the redirected counter and the QP's rx_frames. (Test runs do
+ * not perform the redirect; the program's verdict is what is checked.)
+ *
+ * ICRCs are left zero: this program does not check them.
+ * Needs root (loading BPF programs). Prints one line per case.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include "xroce/wire.h"
+#include "xroce/xdp_shared.h"
+#include "xroce_xdp.skel.h"
+
+#define QPN_ACTIVE (XR_QPN_BASE + 5)
+#define QPN_CLOSED (XR_QPN_BASE + 6)
+#define QPN_NEVER_OPENED (XR_QPN_BASE + 7)
+#define FRAME_MAX 512
+#define VLAN_TAG_SIZE 4
+
+static const char *const counter_names[] = {
+    "passed_non_roce", "redirected",	  "drop_truncated", "drop_bad_tver",  "drop_bad_opcode",
+    "drop_bad_length", "drop_unknown_qp", "drop_qp_state",  "drop_no_socket",
+};
+
+/* Counters are indexed as the u64 fields of struct xr_xdp_stats, in order. */
+#define COUNTER(field) (offsetof(struct xr_xdp_stats, field) / sizeof(__u64))
+#define NCOUNTERS (sizeof(struct xr_xdp_stats) / sizeof(__u64))
+_Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == NCOUNTERS,
+	       "a name for every counter");
+
+struct frame {
+	uint8_t data[FRAME_MAX];
+	size_t len;
+	size_t l3; /* offsets of the IP, UDP and BTH headers */
+	size_t udp;
+	size_t bth;
+};
+
+struct roce_spec {
+	bool ipv6;
+	bool vlan;
+	bool ip_options; /* one 4-byte IPv4 option (IHL 6) */
+	uint8_t opcode;
+	uint32_t qpn;
+	uint16_t payload;
+	uint8_t pad; /* BTH PadCnt; as many pad bytes are added */
+	uint16_t dport;
+};
+
+static struct xroce_xdp_bpf *skel;
+static int prog_fd, stats_fd, qp_fd, xsk_map_fd;
+static int ncpus, failures;
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+static uint16_t ipv4_checksum(const uint8_t *hdr, size_t len)
+{
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < len; i += 2)
+		sum += (hdr[i] << 8) | hdr[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* Ethernet header (and VLAN tag); returns the offset of the L3 header. */
+static size_t put_ethernet(struct frame *f, uint16_t proto, bool vlan)
+{
+	static const uint8_t dst[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x01};
+	static const uint8_t src[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x02};
+	size_t off = 2 * ETH_ALEN;
+
+	memcpy(f->data, dst, ETH_ALEN);
+	memcpy(f->data + ETH_ALEN, src, ETH_ALEN);
+	if (vlan) {
+		put16(f->data + off, ETH_P_8021Q);
+		put16(f->data + off + 2, 42);
+		off += VLAN_TAG_SIZE;
+	}
+	put16(f->data + off, proto);
+	return off + 2;
+}
+
+/* IPv4 header without options (or with one NOP-padded option). */
+static size_t put_ipv4(struct frame *f, size_t off, uint8_t protocol, size_t payload, bool options)
+{
+	uint8_t *ip = f->data + off;
+	size_t ihl = options ? 24 : 20;
+
+	ip[0] = 0x40 | (ihl / 4);
+	put16(ip + 2, ihl + payload);
+	put16(ip + 6, 0x4000); /* DF, as rxe sends */
+	ip[8] = 64;
+	ip[9] = protocol;
+	put32(ip + 12, 0x0a000001);
+	put32(ip + 16, 0x0a000002);
+	if (options)
+		memset(ip + 20, 1, 4); /* NOP options */
+	put16(ip + 10, ipv4_checksum(ip, ihl));
+	return off + ihl;
+}
+
+static size_t put_ipv6(struct frame *f, size_t off, uint8_t nexthdr, size_t payload)
+{
+	uint8_t *ip = f->data + off;
+
+	ip[0] = 0x60;
+	put16(ip + 4, payload);
+	ip[6] = nexthdr;
+	ip[7] = 64;
+	ip[8] = 0xfd;
+	ip[23] = 1;
+	ip[24] = 0xfd;
+	ip[39] = 2;
+	return off + 40;
+}
+
+static size_t put_udp(struct frame *f, size_t off, uint16_t dport, size_t payload)
+{
+	uint8_t *udp = f->data + off;
+
+	put16(udp, 0xc000 | 0x123);
+	put16(udp + 2, dport);
+	put16(udp + 4, sizeof(struct udphdr) + payload);
+	return off + sizeof(struct udphdr);
+}
+
+/* A well-formed RoCEv2 frame; invalid opcodes get a bare BTH. */
+static void build_roce(struct frame *f, const struct roce_spec *s)
+{
+	size_t hdr_len = xr_opinfo[s->opcode].hdr_len ?: XR_BTH_SIZE;
+	size_t roce_len = hdr_len + s->payload + s->pad + XR_ICRC_SIZE;
+	size_t udp_len = sizeof(struct udphdr) + roce_len;
+	uint8_t *bth;
+
+	memset(f, 0, sizeof(*f));
+	f->l3 = put_ethernet(f, s->ipv6 ? ETH_P_IPV6 : ETH_P_IP, s->vlan);
+	if (s->ipv6)
+		f->udp = put_ipv6(f, f->l3, IPPROTO_UDP, udp_len);
+	else
+		f->udp = put_ipv4(f, f->l3, IPPROTO_UDP, udp_len, s->ip_options);
+	f->bth = put_udp(f, f->udp, s->dport ?: XR_ROCEV2_UDP_PORT, roce_len);
+	bth = f->data + f->bth;
+	bth[0] = s->opcode;
+	bth[1] = s->pad << XR_BTH_PAD_SHIFT;
+	put16(bth + 2, XR_DEFAULT_PKEY);
+	put32(bth + 4, s->qpn);
+	put32(bth + 8, XR_BTH_ACKREQ | 1000);
+	memset(f->data + f->bth + hdr_len, 0xab, s->payload);
+	f->len = f->bth + roce_len;
+}
+
+static struct roce_spec send_only(void)
+{
+	return (struct roce_spec){
+	    .opcode = XR_OP_RC_SEND_ONLY,
+	    .qpn = QPN_ACTIVE,
+	    .payload = 16,
+	};
+}
+
+static void read_counters(__u64 out[NCOUNTERS])
+{
+	struct xr_xdp_stats per_cpu[ncpus];
+	__u32 zero = 0;
+	size_t i;
+	int cpu;
+
+	memset(out, 0, NCOUNTERS * sizeof(__u64));
+	if (bpf_map_lookup_elem(stats_fd, &zero, per_cpu)) {
+		perror("test_xdp_prog: reading stats");
+		exit(1);
+	}
+	for (cpu = 0; cpu < ncpus; cpu++)
+		for (i = 0; i < NCOUNTERS; i++)
+			out[i] += ((__u64 *)&per_cpu[cpu])[i];
+}
+
+static __u64 qp_rx_frames(__u32 qpn)
+{
+	struct xr_qp_entry entry;
+	__u32 slot = qpn - XR_QPN_BASE;
+
+	if (bpf_map_lookup_elem(qp_fd, &slot, &entry)) {
+		perror("test_xdp_prog: reading qp_table");
+		exit(1);
+	}
+	return entry.rx_frames;
+}
+
+static const char *action_name(__u32 action)
+{
+	static const char *const names[] = {"XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX",
+					    "XDP_REDIRECT"};
+
+	return action < sizeof(names) / sizeof(names[0]) ? names[action] : "XDP_?";
+}
+
+/*
+ * Runs the program on the first len bytes of f and checks the action and
+ * that counter `expect_counter` went up by one and nothing else moved.
+ * Quiet unless it fails when report is false (for sweeps).
+ */
+static bool run_case(const char *name, const struct frame *f, size_t len, __u32 expect_action,
+		     size_t expect_counter, bool report)
+{
+	__u64 before[NCOUNTERS], after[NCOUNTERS];
+	uint8_t out[FRAME_MAX];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = len,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+	char why[200] = "";
+	size_t i;
+	int err;
+
+	read_counters(before);
+	err = bpf_prog_test_run_opts(prog_fd, &opts);
+	read_counters(after);
+	if (err) {
+		snprintf(why, sizeof(why), "test run failed: %s", strerror(errno));
+	} else if (opts.retval != expect_action) {
+		snprintf(why, sizeof(why), "returned %s, expected %s", action_name(opts.retval),
+			 action_name(expect_action));
+	} else {
+		for (i = 0; i < NCOUNTERS && !why[0]; i++) {
+			__u64 delta = after[i] - before[i];
+
+			if (delta != (i == expect_counter))
+				snprintf(why, sizeof(why), "%s moved by %llu, expected %d",
+					 counter_names[i], (unsigned long long)delta,
+					 i == expect_counter);
+		}
+	}
+	if (why[0]) {
+		failures++;
+		printf("FAIL %-52s %s\n", name, why);
+		return false;
+	}
+	if (report)
+		printf("ok   %-52s %s, %s\n", name, action_name(expect_action),
+		       counter_names[expect_counter]);
+	return true;
+}
+
+static void check(const char *name, const struct frame *f, __u32 action, size_t counter)
+{
+	run_case(name, f, f->len, action, counter, true);
+}
+
+static void check_roce(const char *name, const struct roce_spec *s, __u32 action, size_t counter)
+{
+	struct frame f;
+
+	build_roce(&f, s);
+	check(name, &f, action, counter);
+}
+
+static void set_qp_state(__u32 qpn, __u32 state)
+{
+	struct xr_qp_entry entry = {.state = state, .qp_type = 0};
+	__u32 slot = qpn - XR_QPN_BASE;
+
+	if (bpf_map_update_elem(qp_fd, &slot, &entry, BPF_ANY)) {
+		perror("test_xdp_prog: writing qp_table");
+		exit(1);
+	}
+}
+
+static void test_valid_frames(void)
+{
+	struct roce_spec s = send_only();
+	struct frame f;
+
+	check_roce("ipv4 SEND ONLY, active QP, no socket", &s, XDP_DROP, COUNTER(drop_no_socket));
+	s.pad = 3;
+	check_roce("ipv4 SEND ONLY with 3 pad bytes", &s, XDP_DROP, COUNTER(drop_no_socket));
+	s = send_only();
+	s.ipv6 = true;
+	check_roce("ipv6 SEND ONLY, active QP, no socket", &s, XDP_DROP, COUNTER(drop_no_socket));
+	s = send_only();
+	s.vlan = true;
+	check_roce("802.1Q-tagged ipv4 SEND ONLY", &s, XDP_DROP, COUNTER(drop_no_socket));
+	s = send_only();
+	s.ip_options = true;
+	check_roce("ipv4 with options (IHL 6) SEND ONLY", &s, XDP_DROP, COUNTER(drop_no_socket));
+
+	/* Ethernet pads a short frame to 60 bytes; UDP length, not frame length, counts. */
+	s = send_only();
+	s.payload = 0;
+	build_roce(&f, &s);
+	f.len = ETH_ZLEN;
+	check("SEND ONLY with Ethernet padding after the ICRC", &f, XDP_DROP,
+	      COUNTER(drop_no_socket));
+	if (qp_rx_frames(QPN_ACTIVE) != 0) {
+		failures++;
+		printf("FAIL %-52s rx_frames moved without a socket\n", "rx_frames");
+	}
+}
+
+/* Every opcode: valid ones reach the socket lookup, the others are dropped. */
+static void test_all_opcodes(void)
+{
+	struct roce_spec s = send_only();
+	unsigned int op, valid = 0, ok = 0;
+	char name[64];
+	struct frame f;
+
+	for (op = 0; op < 256; op++) {
+		bool is_valid = xr_opinfo[op].flags & XR_OPF_VALID;
+
+		s.opcode = op;
+		build_roce(&f, &s);
+		snprintf(name, sizeof(name), "opcode 0x%02x", op);
+		valid += is_valid;
+		ok +=
+		    run_case(name, &f, f.len, XDP_DROP,
+			     is_valid ? COUNTER(drop_no_socket) : COUNTER(drop_bad_opcode), false);
+	}
+	if (ok == 256)
+		printf("ok   %-52s %u valid -> drop_no_socket, %u -> drop_bad_opcode\n",
+		       "every opcode 0x00-0xff", valid, 256 - valid);
+	/*
+	 * RC 0x00-0x14, 0x16, 0x17; UC 0x20-0x2b; UD 0x64, 0x65. Guards the sweep
+	 * against a table that marks nothing (or everything) valid; update it
+	 * when wire.h gains opcodes.
+	 */
+	if (valid != 23 + 12 + 2) {
+		failures++;
+		printf("FAIL %-52s %u valid opcodes, expected 37\n", "opcode table", valid);
+	}
+	s.opcode = 0x15;
+	check_roce("opcode 0x15 (RC gap)", &s, XDP_DROP, COUNTER(drop_bad_opcode));
+	s.opcode = 0x63;
+	check_roce("opcode 0x63 (UD, not SEND ONLY)", &s, XDP_DROP, COUNTER(drop_bad_opcode));
+}
+
+static void test_truncation(void)
+{
+	struct roce_spec s = send_only();
+	struct frame f;
+	size_t ip_end;
+
+	s.opcode = XR_OP_RC_WRITE_FIRST;
+	s.payload = 64;
+	build_roce(&f, &s);
+	ip_end = f.udp;
+
+	/* Before the UDP destination port nothing says RoCE: the kernel decides. */
+	run_case("WRITE FIRST cut after Ethernet", &f, f.l3, XDP_PASS, COUNTER(passed_non_roce),
+		 true);
+	run_case("WRITE FIRST cut inside IPv4", &f, f.l3 + 10, XDP_PASS, COUNTER(passed_non_roce),
+		 true);
+	run_case("WRITE FIRST cut after IPv4", &f, ip_end, XDP_PASS, COUNTER(passed_non_roce),
+		 true);
+	run_case("WRITE FIRST cut inside UDP (after ports)", &f, f.udp + 4, XDP_DROP,
+		 COUNTER(drop_truncated), true);
+	run_case("WRITE FIRST cut after UDP", &f, f.bth, XDP_DROP, COUNTER(drop_truncated), true);
+	run_case("WRITE FIRST cut inside BTH", &f, f.bth + 6, XDP_DROP, COUNTER(drop_truncated),
+		 true);
+	run_case("WRITE FIRST cut after BTH (no RETH)", &f, f.bth + XR_BTH_SIZE, XDP_DROP,
+		 COUNTER(drop_truncated), true);
+	run_case("WRITE FIRST cut inside RETH", &f, f.bth + XR_BTH_SIZE + 8, XDP_DROP,
+		 COUNTER(drop_truncated), true);
+	/* Headers complete, payload cut: the UDP length no longer fits the frame. */
+	run_case("WRITE FIRST cut inside payload", &f, f.bth + XR_BTH_SIZE + XR_RETH_SIZE + 10,
+		 XDP_DROP, COUNTER(drop_bad_length), true);
+
+	s = send_only();
+	s.ipv6 = true;
+	build_roce(&f, &s);
+	run_case("ipv6 SEND ONLY cut inside BTH", &f, f.bth + 4, XDP_DROP, COUNTER(drop_truncated),
+		 true);
+	s.opcode = XR_OP_RC_CMP_SWAP;
+	build_roce(&f, &s);
+	run_case("ipv6 CMP SWAP cut inside AtomicETH", &f, f.bth + XR_BTH_SIZE + 20, XDP_DROP,
+		 COUNTER(drop_truncated), true);
+}
+
+static void test_bad_headers(void)
+{
+	struct roce_spec s = send_only();
+	struct frame f;
+
+	build_roce(&f, &s);
+	f.data[f.bth + 1] |= 1;
+	check("BTH TVer 1", &f, XDP_DROP, COUNTER(drop_bad_tver));
+
+	/* UDP says more than the frame holds (IP agrees with UDP). */
+	build_roce(&f, &s);
+	put16(f.data + f.udp + 4, f.len - f.udp + 8);
+	put16(f.data + f.l3 + 2, f.len - f.l3 + 8);
+	check("UDP length beyond the frame", &f, XDP_DROP, COUNTER(drop_bad_length));
+
+	build_roce(&f, &s);
+	put16(f.data + f.udp + 4, f.len - f.udp - 4);
+	check("UDP length disagrees with IPv4 length", &f, XDP_DROP, COUNTER(drop_bad_length));
+
+	build_roce(&f, &s);
+	put16(f.data + f.udp + 4, 4);
+	put16(f.data + f.l3 + 2, 20 + 4);
+	check("UDP length 4 (below its own header)", &f, XDP_DROP, COUNTER(drop_bad_length));
+
+	/* Consistent lengths, but too short for BTH + ICRC: the rest is trailer. */
+	build_roce(&f, &s);
+	put16(f.data + f.udp + 4, 8 + XR_BTH_SIZE);
+	put16(f.data + f.l3 + 2, 20 + 8 + XR_BTH_SIZE);
+	check("UDP payload without room for the ICRC", &f, XDP_DROP, COUNTER(drop_bad_length));
+
+	/* PadCnt 3 on an empty SEND: 12 + 3 + 4 bytes claimed, 12 + 4 present. */
+	s.payload = 0;
+	build_roce(&f, &s);
+	f.data[f.bth + 1] |= 3 << XR_BTH_PAD_SHIFT;
+	check("PadCnt larger than the payload", &f, XDP_DROP, COUNTER(drop_bad_length));
+
+	s = send_only();
+	s.ipv6 = true;
+	build_roce(&f, &s);
+	put16(f.data + f.l3 + 4, f.len - f.udp + 2);
+	check("UDP length disagrees with IPv6 payload length", &f, XDP_DROP,
+	      COUNTER(drop_bad_length));
+}
+
+static void test_queue_pairs(void)
+{
+	struct roce_spec s = send_only();
+
+	s.qpn = QPN_NEVER_OPENED;
+	check_roce("QP slot never opened", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	s.qpn = XR_QPN_BASE + XR_MAX_QP;
+	check_roce("QPN just past the table", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	s.qpn = XR_QPN_BASE - 1;
+	check_roce("QPN just below the base", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	s.qpn = 1;
+	check_roce("GSI QPN 1", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	s.opcode = XR_OP_UD_SEND_ONLY;
+	s.qpn = XR_MULTICAST_QPN;
+	check_roce("multicast QPN 0xffffff", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	s = send_only();
+	s.qpn = QPN_CLOSED;
+	check_roce("closed QP", &s, XDP_DROP, COUNTER(drop_qp_state));
+	/* FECN/BECN and reserved bits above the 24-bit QPN do not change the QP. */
+	s.qpn = 0xc0000000u | QPN_ACTIVE;
+	check_roce("active QP with FECN and BECN set", &s, XDP_DROP, COUNTER(drop_no_socket));
+}
+
+static void test_not_roce(void)
+{
+	struct roce_spec s = send_only();
+	struct frame f;
+	size_t off;
+
+	s.dport = 4792;
+	check_roce("ipv4 UDP port 4792", &s, XDP_PASS, COUNTER(passed_non_roce));
+	s.ipv6 = true;
+	s.dport = 53;
+	check_roce("ipv6 UDP port 53", &s, XDP_PASS, COUNTER(passed_non_roce));
+
+	memset(&f, 0, sizeof(f));
+	off = put_ethernet(&f, ETH_P_ARP, false);
+	put16(f.data + off, 1); /* Ethernet */
+	put16(f.data + off + 2, ETH_P_IP);
+	f.data[off + 4] = ETH_ALEN;
+	f.data[off + 5] = 4;
+	put16(f.data + off + 6, 1); /* request */
+	f.len = off + 28;
+	check("ARP request", &f, XDP_PASS, COUNTER(passed_non_roce));
+
+	memset(&f, 0, sizeof(f));
+	off = put_ethernet(&f, ETH_P_IP, false);
+	off = put_ipv4(&f, off, IPPROTO_ICMP, 8, false);
+	f.data[off] = 8; /* echo request */
+	f.len = off + 8;
+	check("ICMP echo request", &f, XDP_PASS, COUNTER(passed_non_roce));
+
+	/* A later fragment of a datagram to 4791 carries no UDP header. */
+	build_roce(&f, &(struct roce_spec){.opcode = XR_OP_RC_SEND_ONLY, .qpn = QPN_ACTIVE});
+	put16(f.data + f.l3 + 6, 0x0010);
+	check("ipv4 fragment (offset 128) to port 4791", &f, XDP_PASS, COUNTER(passed_non_roce));
+
+	/* RoCEv2 sends no IPv6 extension headers; such frames are the kernel's. */
+	memset(&f, 0, sizeof(f));
+	off = put_ethernet(&f, ETH_P_IPV6, false);
+	off = put_ipv6(&f, off, 0 /* hop-by-hop */, 8 + 8 + XR_BTH_SIZE + XR_ICRC_SIZE);
+	f.data[off] = IPPROTO_UDP;
+	off = put_udp(&f, off + 8, XR_ROCEV2_UDP_PORT, XR_BTH_SIZE + XR_ICRC_SIZE);
+	f.len = off + XR_BTH_SIZE + XR_ICRC_SIZE;
+	check("ipv6 hop-by-hop header then UDP 4791", &f, XDP_PASS, COUNTER(passed_non_roce));
+}
+
+/* lo of a private namespace can hold an AF_XDP socket in copy mode. */
+static int bring_up_lo(void)
+{
+	struct ifreq ifr = {0};
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr))
+			err = -errno;
+	} else {
+		err = -errno;
+	}
+	close(fd);
+	return err;
+}
+
+static void test_redirect_to_socket(void)
+{
+	const size_t umem_size = 64 * XSK_UMEM__DEFAULT_FRAME_SIZE;
+	struct xsk_socket_config cfg = {
+	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	    .bind_flags = XDP_COPY,
+	};
+	struct roce_spec s = send_only();
+	struct xsk_ring_prod fill, tx;
+	struct xsk_ring_cons comp, rx;
+	struct xsk_socket *xsk = NULL;
+	struct xsk_umem *umem = NULL;
+	__u32 queue = 0;
+	__u64 rx_before;
+	void *area;
+	int fd, err;
+
+	area = mmap(NULL, umem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED) {
+		err = -errno;
+		goto out;
+	}
+	err = unshare(CLONE_NEWNET) ? -errno : bring_up_lo();
+	if (!err)
+		err = xsk_umem__create(&umem, area, umem_size, &fill, &comp, NULL);
+	if (!err)
+		err = xsk_socket__create(&xsk, "lo", queue, umem, &rx, &tx, &cfg);
+	if (err)
+		goto out;
+	fd = xsk_socket__fd(xsk);
+	if (bpf_map_update_elem(xsk_map_fd, &queue, &fd, BPF_ANY)) {
+		err = -errno;
+		goto out;
+	}
+	rx_before = qp_rx_frames(QPN_ACTIVE);
+	check_roce("ipv4 SEND ONLY, active QP, socket on queue 0", &s, XDP_REDIRECT,
+		   COUNTER(redirected));
+	s.ipv6 = true;
+	check_roce("ipv6 SEND ONLY, active QP, socket on queue 0", &s, XDP_REDIRECT,
+		   COUNTER(redirected));
+	if (qp_rx_frames(QPN_ACTIVE) - rx_before != 2) {
+		failures++;
+		printf("FAIL %-52s moved by %llu, expected 2\n", "QP rx_frames after 2 redirects",
+		       (unsigned long long)(qp_rx_frames(QPN_ACTIVE) - rx_before));
+	} else {
+		printf("ok   %-52s +2\n", "QP rx_frames after 2 redirects");
+	}
+	s = send_only();
+	s.qpn = QPN_CLOSED;
+	check_roce("closed QP, socket on queue 0", &s, XDP_DROP, COUNTER(drop_qp_state));
+out:
+	if (err) {
+		failures++;
+		printf("FAIL %-52s %s\n", "AF_XDP socket on lo for the redirect case",
+		       strerror(-err));
+	}
+	if (xsk)
+		xsk_socket__delete(xsk);
+	if (umem)
+		xsk_umem__delete(umem);
+	if (area != MAP_FAILED)
+		munmap(area, umem_size);
+}
+
+static int libbpf_warnings_only(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, args) : 0;
+}
+
+int main(void)
+{
+	libbpf_set_print(libbpf_warnings_only);
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_xdp_prog: needs root to load BPF programs\n");
+		return 1;
+	}
+	ncpus = libbpf_num_possible_cpus();
+	skel = xroce_xdp_bpf__open_and_load();
+	if (ncpus <= 0 || !skel) {
+		fprintf(stderr, "test_xdp_prog: loading the XDP program: %s\n", strerror(errno));
+		return 1;
+	}
+	prog_fd = bpf_program__fd(skel->progs.xroce_xdp);
+	stats_fd = bpf_map__fd(skel->maps.stats);
+	qp_fd = bpf_map__fd(skel->maps.qp_table);
+	xsk_map_fd = bpf_map__fd(skel->maps.xsk_map);
+	set_qp_state(QPN_ACTIVE, XR_XDP_QP_ACTIVE);
+	set_qp_state(QPN_CLOSED, XR_XDP_QP_CLOSED);
+
+	test_valid_frames();
+	test_all_opcodes();
+	test_truncation();
+	test_bad_headers();
+	test_queue_pairs();
+	test_not_roce();
+	test_redirect_to_socket();
+
+	xroce_xdp_bpf__destroy(skel);
+	if (failures) {
+		printf("%d case(s) failed\n", failures);
+		return 1;
+	}
+	printf("all cases passed\n");
+	return 0;
+}
