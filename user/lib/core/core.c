@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Frame dispatch and progress: where packets and time enter the transport core. */
+#include <string.h>
+
+#include "core.h"
+
+void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
+{
+	memset(core, 0, sizeof(*core));
+	core->port = *port;
+	core->active_mtu = XR_MTU_1024;
+}
+
+static struct xr_qp_impl *qp_by_qpn(struct xr_core *core, uint32_t qpn)
+{
+	uint32_t slot = qpn - XR_QPN_BASE;
+
+	return slot < XR_MAX_QP ? core->qps[slot] : NULL;
+}
+
+void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now)
+{
+	struct xr_qp_impl *qp;
+	struct xr_pkt pkt;
+
+	core->stats.rx_frames++;
+	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK) {
+		core->stats.rx_malformed++;
+		return;
+	}
+	/* Checked before anything else: a corrupted frame must never touch a QP. */
+	if (!xr_pkt_icrc_ok(&pkt)) {
+		core->stats.rx_bad_icrc++;
+		return;
+	}
+	qp = qp_by_qpn(core, pkt.dqpn);
+	if (!qp) {
+		core->stats.rx_unknown_qp++;
+		return;
+	}
+	if (pkt.pkey != XR_DEFAULT_PKEY) {
+		core->stats.rx_bad_pkey++;
+		return;
+	}
+	if ((pkt.opcode & 0xe0) != XR_TRANSPORT_RC || qp->pub.state < XR_QPS_RTR ||
+	    qp->pub.state == XR_QPS_ERR) {
+		core->stats.rx_bad_state++;
+		return;
+	}
+	qp->rx_frames++;
+	if (pkt.opflags & XR_OPF_REQUEST)
+		xr_responder_rx(qp, &pkt, now);
+	else if (qp->pub.state >= XR_QPS_RTS)
+		xr_completer_rx(qp, &pkt, now);
+	else
+		core->stats.rx_bad_state++;
+}
+
+uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (uint32_t i = 0; i < XR_MAX_QP; i++) {
+		struct xr_qp_impl *qp = core->qps[i];
+		uint64_t d;
+
+		if (!qp || qp->pub.state < XR_QPS_RTS || qp->pub.state == XR_QPS_ERR)
+			continue;
+		d = xr_completer_timers(qp, now);
+		if (qp->pub.state == XR_QPS_ERR)
+			continue;
+		xr_requester_run(qp, now);
+		if (d && (!next || d < next))
+			next = d;
+		if (qp->retry_deadline && (!next || qp->retry_deadline < next))
+			next = qp->retry_deadline;
+	}
+	return next;
+}
+
+uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
+			     const struct xr_bth_fields *bth, uint32_t payload_len,
+			     struct xr_pkt_out *out)
+{
+	uint32_t cap;
+	uint8_t *buf = core->port.tx_alloc(core->port.ctx, &cap);
+
+	if (!buf) {
+		core->stats.tx_no_buffer++;
+		return NULL;
+	}
+	if (xr_pkt_build(buf, cap, &qp->path, bth, payload_len, core->ip_id++, out)) {
+		/* The MTU bounds every frame below the buffer size: a bug if reached. */
+		core->port.tx_abort(core->port.ctx, buf);
+		return NULL;
+	}
+	return buf;
+}
+
+void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_pkt_out *out)
+{
+	xr_pkt_seal(out);
+	core->port.tx_submit(core->port.ctx, out->frame, out->frame_len);
+	core->stats.tx_frames++;
+	qp->tx_frames++;
+}
+
+static void put24(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 16;
+	p[1] = v >> 8;
+	p[2] = v;
+}
+
+bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct xr_bth_fields bth = { .opcode = XR_OP_RC_ACK, .dqpn = qp->dest_qpn, .psn = psn };
+	struct xr_pkt_out out;
+	uint8_t *aeth;
+
+	if (!xr_core_frame_begin(core, qp, &bth, 0, &out))
+		return false;
+	aeth = out.ext;
+	aeth[0] = syndrome;
+	put24(aeth + 1, qp->msn);
+	xr_core_frame_send(core, qp, &out);
+	return true;
+}

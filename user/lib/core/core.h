@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport core, without I/O: requester, responder and completer as
+ * state machines driven by xr_core_rx (a received frame) and xr_core_progress
+ * (time passing, work posted). They emit frames through struct xr_core_port,
+ * place data directly into registered memory and push completions to CQs.
+ * Time is always a parameter (nanoseconds, any monotonic origin).
+ *
+ * Not thread-safe: the owner (the engine, or a unit test) serialises calls.
+ */
+#ifndef XROCE_CORE_H
+#define XROCE_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "packet.h"
+#include "xroce/xdp_shared.h"
+#include "xroce/xroce.h"
+
+#define XR_MAX_SGE 16
+#define XR_MAX_INLINE 256
+#define XR_MAX_WR 16384
+#define XR_MAX_CQE 65536
+#define XR_MAX_MR 4096
+#define XR_MAX_PD 1024
+/* PSNs sent but not yet acknowledged, at most: bounds the frames in flight. */
+#define XR_SEND_WINDOW 512
+/* The requester asks for an ACK at least this often inside a long message. */
+#define XR_ACKREQ_INTERVAL 64
+
+/* The I/O a core needs: frames out, and the MAC of a peer. */
+struct xr_core_port {
+	void *ctx;
+	/* A buffer for one frame, or NULL when none is free right now. */
+	uint8_t *(*tx_alloc)(void *ctx, uint32_t *cap);
+	void (*tx_submit)(void *ctx, uint8_t *buf, uint32_t len);
+	void (*tx_abort)(void *ctx, uint8_t *buf);
+};
+
+struct xr_core;
+
+/* Opaque in the public header; defined here. */
+struct xr_pd {
+	struct xr_core *core;
+	struct xr_device *device;
+	uint32_t handle;
+	uint32_t refs; /* MRs and QPs using it */
+};
+
+struct xr_cq_impl {
+	struct xr_cq pub;
+	struct xr_core *core;
+	struct xr_wc *ring;
+	uint32_t size; /* slots, a power of two */
+	uint32_t head, tail; /* produced, consumed */
+	uint64_t overflows;
+	uint32_t refs; /* QPs using it */
+};
+
+enum xr_swqe_state {
+	XR_SWQE_POSTED, /* not yet (fully) transmitted */
+	XR_SWQE_SENT, /* every packet transmitted, waiting for the response */
+	XR_SWQE_DONE, /* completed, waiting to be retired in order */
+};
+
+struct xr_swqe {
+	uint64_t wr_id;
+	enum xr_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t imm_be;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t length; /* total bytes */
+	int num_sge;
+	bool is_inline;
+	bool signaled;
+	bool psn_assigned;
+	enum xr_swqe_state state;
+	enum xr_wc_status status;
+	uint32_t first_psn, last_psn, npkts;
+	struct xr_sge sge[XR_MAX_SGE];
+	uint8_t inline_data[XR_MAX_INLINE];
+};
+
+struct xr_rwqe {
+	uint64_t wr_id;
+	int num_sge;
+	uint32_t length;
+	struct xr_sge sge[XR_MAX_SGE];
+};
+
+struct xr_qp_impl {
+	struct xr_qp pub;
+	struct xr_core *core;
+	struct xr_cq_impl *scq, *rcq;
+	uint32_t slot;
+	int sq_sig_all;
+	struct xr_qp_cap cap;
+
+	/* attributes */
+	uint32_t mtu; /* bytes */
+	enum xr_mtu path_mtu;
+	uint32_t dest_qpn;
+	uint32_t qkey;
+	unsigned int access;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint8_t sgid_index;
+	struct xr_ah_attr ah;
+	struct xr_path path;
+
+	/* send queue: [sq_tail, sq_head) posted and not retired */
+	struct xr_swqe *sq;
+	uint32_t sq_size; /* power of two */
+	uint32_t sq_head, sq_tail;
+
+	/* receive queue */
+	struct xr_rwqe *rq;
+	uint32_t rq_size;
+	uint32_t rq_head, rq_tail;
+
+	/* requester */
+	uint32_t snd_psn; /* next PSN never sent before */
+	uint32_t tx_idx; /* WQE the next packet belongs to */
+	uint32_t tx_pkt; /* packet number inside it */
+	uint32_t tx_psn; /* PSN of the next packet to (re)transmit */
+
+	/* completer */
+	uint32_t acked_psn; /* last PSN acknowledged (snd start - 1 initially) */
+	uint64_t retry_deadline; /* 0: no timer */
+	uint64_t rnr_deadline; /* 0: not waiting after an RNR NAK */
+	uint8_t retry_left, rnr_left;
+
+	/* responder */
+	uint32_t epsn; /* next expected PSN */
+	uint32_t msn;
+	bool nak_sent; /* a PSN sequence NAK for the current gap is out */
+	bool recv_active; /* a multi-packet SEND is being received */
+	uint32_t recv_off;
+	uint32_t recv_imm_be;
+	bool recv_has_imm;
+
+	/* statistics */
+	uint64_t rx_frames, tx_frames, retransmits, rnr_naks_rx, rnr_naks_tx, seq_naks_tx,
+		dup_requests, timeouts;
+};
+
+struct xr_core_stats {
+	uint64_t rx_frames;
+	uint64_t rx_bad_icrc;
+	uint64_t rx_malformed;
+	uint64_t rx_unknown_qp;
+	uint64_t rx_bad_state;
+	uint64_t rx_bad_pkey;
+	uint64_t tx_frames;
+	uint64_t tx_no_buffer;
+};
+
+struct xr_core {
+	struct xr_core_port port;
+	struct xr_device *device; /* NULL in unit tests */
+	uint8_t mac[6];
+	union xr_gid gids[XR_MAX_GIDS];
+	int num_gids;
+	enum xr_mtu active_mtu;
+	struct xr_qp_entry *xdp_qps; /* shared with XDP, or NULL */
+
+	struct xr_qp_impl *qps[XR_MAX_QP];
+	struct xr_mr *mrs[XR_MAX_MR];
+	uint32_t mr_key_seq;
+	uint32_t pd_seq;
+	uint16_t ip_id;
+	struct xr_core_stats stats;
+};
+
+/* ---- core.c ---- */
+void xr_core_init(struct xr_core *core, const struct xr_core_port *port);
+/* A received frame. Never fails: bad frames are counted and dropped. */
+void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now);
+/* Transmit what can be, fire due timers; returns the next deadline (0 = none). */
+uint64_t xr_core_progress(struct xr_core *core, uint64_t now);
+/* Builds the headers of a frame for qp: NULL when no tx buffer is free. */
+uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
+			     const struct xr_bth_fields *bth, uint32_t payload_len,
+			     struct xr_pkt_out *out);
+void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_pkt_out *out);
+/* Returns false when no tx buffer was available. */
+bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndrome,
+		      uint32_t psn);
+
+/* ---- mr.c ---- */
+struct xr_pd *xr_core_alloc_pd(struct xr_core *core);
+int xr_core_dealloc_pd(struct xr_pd *pd);
+struct xr_mr *xr_core_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access,
+				  int *err);
+int xr_core_dereg_mr(struct xr_mr *mr);
+struct xr_mr *xr_core_mr_lookup(struct xr_core *core, uint32_t key);
+/* Checks an SGE against its MR: 0, or the completion status to report. */
+enum xr_wc_status xr_core_check_sge(struct xr_core *core, struct xr_pd *pd,
+				    const struct xr_sge *sge, int need_access);
+/* Copies between a scatter/gather list (already checked) and a flat buffer. */
+void xr_sgl_copy_out(const struct xr_sge *sge, int num_sge, uint32_t offset, uint8_t *dst,
+		     uint32_t len);
+void xr_sgl_copy_in(const struct xr_sge *sge, int num_sge, uint32_t offset, const uint8_t *src,
+		    uint32_t len);
+
+/* ---- cq.c ---- */
+struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err);
+int xr_core_destroy_cq(struct xr_cq_impl *cq);
+int xr_core_poll_cq(struct xr_cq_impl *cq, int n, struct xr_wc *wc);
+void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc);
+
+/* ---- qp.c ---- */
+struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr,
+				     int *err);
+int xr_core_destroy_qp(struct xr_qp_impl *qp);
+/* path.dmac must be resolved by the caller when attr_mask has XR_QP_AV. */
+int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int attr_mask,
+		      const uint8_t *dmac);
+int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *attr,
+		     struct xr_qp_init_attr *init);
+int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_send_wr **bad);
+int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad);
+/* Moves qp to ERR and flushes both queues; the first SQ WQE gets status. */
+void xr_qp_to_error(struct xr_qp_impl *qp);
+void xr_qp_retire_sends(struct xr_qp_impl *qp);
+void xr_qp_flush(struct xr_qp_impl *qp);
+uint64_t xr_qp_ack_timeout_ns(const struct xr_qp_impl *qp);
+
+static inline void xr_swqe_complete(struct xr_swqe *wqe, enum xr_wc_status st)
+{
+	wqe->state = XR_SWQE_DONE;
+	wqe->status = st;
+}
+
+static inline struct xr_swqe *xr_sq_at(struct xr_qp_impl *qp, uint32_t idx)
+{
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+
+static inline struct xr_rwqe *xr_rq_at(struct xr_qp_impl *qp, uint32_t idx)
+{
+	return &qp->rq[idx & (qp->rq_size - 1)];
+}
+
+/* ---- requester.c ---- */
+/* Sends what the window allows; returns the number of frames sent. */
+int xr_requester_run(struct xr_qp_impl *qp, uint64_t now);
+/* Restart transmission at psn (go-back-N). */
+void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn);
+
+/* ---- completer.c ---- */
+void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
+/* Fires the retransmit and RNR timers; returns the next deadline (0 = none). */
+uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now);
+
+/* ---- responder.c ---- */
+void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
+
+#endif /* XROCE_CORE_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* Completion queues: a ring of work completions per CQ. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core.h"
+
+struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err)
+{
+	struct xr_cq_impl *cq;
+	uint32_t size = 1;
+
+	*err = -EINVAL;
+	if (cqe < 1 || cqe > XR_MAX_CQE)
+		return NULL;
+	while (size < (uint32_t)cqe + 1)
+		size <<= 1;
+	*err = -ENOMEM;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	cq->ring = calloc(size, sizeof(*cq->ring));
+	if (!cq->ring) {
+		free(cq);
+		return NULL;
+	}
+	cq->core = core;
+	cq->size = size;
+	cq->pub.device = core->device;
+	cq->pub.cqe = (int)size - 1;
+	*err = 0;
+	return cq;
+}
+
+int xr_core_destroy_cq(struct xr_cq_impl *cq)
+{
+	if (cq->refs)
+		return -EBUSY;
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc)
+{
+	if (cq->head - cq->tail >= cq->size - 1) {
+		cq->overflows++;
+		return;
+	}
+	cq->ring[cq->head & (cq->size - 1)] = *wc;
+	cq->head++;
+}
+
+int xr_core_poll_cq(struct xr_cq_impl *cq, int n, struct xr_wc *wc)
+{
+	int got = 0;
+
+	while (got < n && cq->tail != cq->head) {
+		wc[got++] = cq->ring[cq->tail & (cq->size - 1)];
+		cq->tail++;
+	}
+	return got;
+}

@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Queue pairs: creation, the verbs state machine with the attributes each
+ * transition requires and allows, posting work requests, and the error
+ * state's flush.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static void publish_xdp_state(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e;
+	uint32_t st;
+
+	if (!qp->core->xdp_qps)
+		return;
+	e = &qp->core->xdp_qps[qp->slot];
+	switch (qp->pub.state) {
+	case XR_QPS_RTR:
+	case XR_QPS_RTS:
+	case XR_QPS_SQD:
+	case XR_QPS_SQE:
+		st = XR_XDP_QP_ACTIVE;
+		break;
+	default:
+		st = XR_XDP_QP_CLOSED;
+	}
+	e->qp_type = qp->pub.qp_type;
+	e->committed_epsn = qp->epsn;
+	__atomic_store_n(&e->state, st, __ATOMIC_RELEASE);
+}
+
+static bool cap_ok(const struct xr_qp_cap *cap)
+{
+	return cap->max_send_wr >= 1 && cap->max_send_wr <= XR_MAX_WR && cap->max_recv_wr >= 1 &&
+	       cap->max_recv_wr <= XR_MAX_WR && cap->max_send_sge <= XR_MAX_SGE &&
+	       cap->max_recv_sge <= XR_MAX_SGE && cap->max_inline_data <= XR_MAX_INLINE;
+}
+
+struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr,
+				     int *err)
+{
+	struct xr_core *core = pd->core;
+	struct xr_qp_impl *qp;
+	uint32_t slot;
+
+	*err = -EINVAL;
+	if (!attr->send_cq || !attr->recv_cq || !cap_ok(&attr->cap))
+		return NULL;
+	if (attr->qp_type != XR_QPT_RC)
+		return *err = -EOPNOTSUPP, NULL;
+	for (slot = 0; slot < XR_MAX_QP && core->qps[slot]; slot++)
+		;
+	*err = -ENOMEM;
+	if (slot == XR_MAX_QP)
+		return NULL;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	qp->sq_size = pow2_at_least(attr->cap.max_send_wr);
+	qp->rq_size = pow2_at_least(attr->cap.max_recv_wr);
+	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
+	if (!qp->sq || !qp->rq) {
+		free(qp->sq);
+		free(qp->rq);
+		free(qp);
+		return NULL;
+	}
+	qp->core = core;
+	qp->slot = slot;
+	qp->scq = (struct xr_cq_impl *)attr->send_cq;
+	qp->rcq = (struct xr_cq_impl *)attr->recv_cq;
+	qp->sq_sig_all = attr->sq_sig_all;
+	qp->cap = attr->cap;
+	qp->cap.max_send_wr = qp->sq_size;
+	qp->cap.max_recv_wr = qp->rq_size;
+	if (!qp->cap.max_send_sge)
+		qp->cap.max_send_sge = 1;
+	if (!qp->cap.max_recv_sge)
+		qp->cap.max_recv_sge = 1;
+	qp->pub.device = core->device;
+	qp->pub.pd = pd;
+	qp->pub.qp_context = attr->qp_context;
+	qp->pub.send_cq = attr->send_cq;
+	qp->pub.recv_cq = attr->recv_cq;
+	qp->pub.qp_num = XR_QPN_BASE + slot;
+	qp->pub.state = XR_QPS_RESET;
+	qp->pub.qp_type = attr->qp_type;
+	qp->scq->refs++;
+	qp->rcq->refs++;
+	pd->refs++;
+	core->qps[slot] = qp;
+	publish_xdp_state(qp);
+	*err = 0;
+	return qp;
+}
+
+int xr_core_destroy_qp(struct xr_qp_impl *qp)
+{
+	struct xr_core *core = qp->core;
+
+	if (core->xdp_qps)
+		__atomic_store_n(&core->xdp_qps[qp->slot].state, XR_XDP_QP_NONE, __ATOMIC_RELEASE);
+	core->qps[qp->slot] = NULL;
+	qp->scq->refs--;
+	qp->rcq->refs--;
+	((struct xr_pd *)qp->pub.pd)->refs--;
+	free(qp->sq);
+	free(qp->rq);
+	free(qp);
+	return 0;
+}
+
+/* ---- state machine ---------------------------------------------------- */
+
+struct transition {
+	int required;
+	int optional;
+};
+
+#define RC_INIT_ATTRS (XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS)
+#define RC_RTR_REQUIRED                                                                 \
+	(XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC | \
+	 XR_QP_MIN_RNR_TIMER)
+#define RC_RTS_REQUIRED                                                                 \
+	(XR_QP_SQ_PSN | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |                 \
+	 XR_QP_MAX_QP_RD_ATOMIC)
+#define RC_RTS_OPTIONAL                                                                 \
+	(XR_QP_CUR_STATE | XR_QP_ACCESS_FLAGS | XR_QP_MIN_RNR_TIMER | XR_QP_ALT_PATH |      \
+	 XR_QP_PATH_MIG_STATE)
+
+/* The RC rows of the verbs table (ib_modify_qp_is_ok); valid == required|optional set. */
+static bool rc_transition(enum xr_qp_state cur, enum xr_qp_state next, struct transition *t)
+{
+	t->required = t->optional = 0;
+	if (next == XR_QPS_RESET || next == XR_QPS_ERR)
+		return true;
+	switch (cur) {
+	case XR_QPS_RESET:
+		t->required = RC_INIT_ATTRS;
+		return next == XR_QPS_INIT;
+	case XR_QPS_INIT:
+		if (next == XR_QPS_INIT) {
+			t->optional = RC_INIT_ATTRS;
+			return true;
+		}
+		t->required = RC_RTR_REQUIRED;
+		t->optional = XR_QP_ALT_PATH | XR_QP_ACCESS_FLAGS | XR_QP_PKEY_INDEX;
+		return next == XR_QPS_RTR;
+	case XR_QPS_RTR:
+		t->required = RC_RTS_REQUIRED;
+		t->optional = RC_RTS_OPTIONAL;
+		return next == XR_QPS_RTS;
+	case XR_QPS_RTS:
+	case XR_QPS_SQE:
+		t->optional = RC_RTS_OPTIONAL;
+		return next == XR_QPS_RTS;
+	default:
+		return false;
+	}
+}
+
+static int check_values(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask)
+{
+	struct xr_core *core = qp->core;
+
+	if ((mask & XR_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & XR_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & XR_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(unsigned)(XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE |
+					      XR_ACCESS_REMOTE_READ | XR_ACCESS_REMOTE_ATOMIC)))
+		return -EINVAL;
+	if ((mask & XR_QP_PATH_MTU) &&
+	    (a->path_mtu < XR_MTU_256 || a->path_mtu > core->active_mtu))
+		return -EINVAL;
+	if ((mask & XR_QP_DEST_QPN) && a->dest_qp_num > XR_QPN_MASK)
+		return -EINVAL;
+	if ((mask & XR_QP_AV) &&
+	    (!a->ah_attr.is_global || a->ah_attr.grh.sgid_index >= core->num_gids ||
+	     (a->ah_attr.port_num && a->ah_attr.port_num != 1)))
+		return -EINVAL;
+	if ((mask & XR_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & XR_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & XR_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & XR_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & XR_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > 16)
+		return -EINVAL;
+	if ((mask & XR_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > 16)
+		return -EINVAL;
+	if ((mask & XR_QP_CUR_STATE) && a->cur_qp_state != qp->pub.state)
+		return -EINVAL;
+	return 0;
+}
+
+static void reset_transport(struct xr_qp_impl *qp)
+{
+	qp->sq_head = qp->sq_tail = 0;
+	qp->rq_head = qp->rq_tail = 0;
+	qp->tx_idx = qp->tx_pkt = 0;
+	qp->retry_deadline = qp->rnr_deadline = 0;
+	qp->msn = 0;
+	qp->nak_sent = false;
+	qp->recv_active = false;
+}
+
+static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask,
+		  const uint8_t *dmac)
+{
+	struct xr_core *core = qp->core;
+
+	if (mask & XR_QP_ACCESS_FLAGS)
+		qp->access = a->qp_access_flags;
+	if (mask & XR_QP_PATH_MTU) {
+		qp->path_mtu = a->path_mtu;
+		qp->mtu = xr_mtu_bytes(a->path_mtu);
+	}
+	if (mask & XR_QP_DEST_QPN)
+		qp->dest_qpn = a->dest_qp_num;
+	if (mask & XR_QP_QKEY)
+		qp->qkey = a->qkey;
+	if (mask & XR_QP_AV) {
+		const struct xr_global_route *grh = &a->ah_attr.grh;
+
+		qp->ah = a->ah_attr;
+		qp->sgid_index = grh->sgid_index;
+		memcpy(qp->path.smac, core->mac, 6);
+		memcpy(qp->path.dmac, dmac, 6);
+		qp->path.sgid = core->gids[grh->sgid_index];
+		qp->path.dgid = grh->dgid;
+		qp->path.udp_sport = xr_udp_sport_for_qpn(qp->pub.qp_num);
+		qp->path.traffic_class = grh->traffic_class;
+		qp->path.flow_label = grh->flow_label;
+		/* rxe takes the hop limit from the route, not the AH: 64 */
+		qp->path.hop_limit = 64;
+	}
+	if (mask & XR_QP_RQ_PSN)
+		qp->epsn = a->rq_psn & XR_PSN_MASK;
+	if (mask & XR_QP_SQ_PSN) {
+		qp->snd_psn = a->sq_psn & XR_PSN_MASK;
+		qp->tx_psn = qp->snd_psn;
+		qp->acked_psn = xr_psn_add(qp->snd_psn, XR_PSN_MASK); /* sq_psn - 1 */
+	}
+	if (mask & XR_QP_TIMEOUT)
+		qp->timeout = a->timeout;
+	if (mask & XR_QP_RETRY_CNT)
+		qp->retry_cnt = a->retry_cnt;
+	if (mask & XR_QP_RNR_RETRY)
+		qp->rnr_retry = a->rnr_retry;
+	if (mask & XR_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = a->min_rnr_timer;
+	if (mask & XR_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = a->max_rd_atomic;
+	if (mask & XR_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
+}
+
+int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int attr_mask,
+		      const uint8_t *dmac)
+{
+	enum xr_qp_state cur = qp->pub.state;
+	enum xr_qp_state next = (attr_mask & XR_QP_STATE) ? attr->qp_state : cur;
+	int attrs = attr_mask & ~(XR_QP_STATE);
+	struct transition t;
+	int err;
+
+	if (next > XR_QPS_ERR || (attr_mask & ~((1 << 21) - 1)))
+		return -EINVAL;
+	if (!rc_transition(cur, next, &t))
+		return -EINVAL;
+	if ((attrs & t.required) != t.required || (attrs & ~(t.required | t.optional)))
+		return -EINVAL;
+	if ((attrs & XR_QP_AV) && !dmac)
+		return -EINVAL;
+	err = check_values(qp, attr, attrs);
+	if (err)
+		return err;
+
+	apply(qp, attr, attrs, dmac);
+	if (next == XR_QPS_RESET) {
+		qp->pub.state = XR_QPS_RESET;
+		reset_transport(qp);
+	} else if (next == XR_QPS_ERR) {
+		xr_qp_to_error(qp);
+	} else {
+		qp->pub.state = next;
+	}
+	if (next == XR_QPS_RTS && cur == XR_QPS_RTR)
+		qp->retry_left = qp->retry_cnt, qp->rnr_left = qp->rnr_retry;
+	publish_xdp_state(qp);
+	return 0;
+}
+
+int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *a, struct xr_qp_init_attr *init)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = a->cur_qp_state = qp->pub.state;
+	a->path_mtu = qp->path_mtu;
+	a->qkey = qp->qkey;
+	a->rq_psn = qp->epsn;
+	a->sq_psn = qp->snd_psn;
+	a->dest_qp_num = qp->dest_qpn;
+	a->qp_access_flags = qp->access;
+	a->cap = qp->cap;
+	a->ah_attr = qp->ah;
+	a->max_rd_atomic = qp->max_rd_atomic;
+	a->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	a->min_rnr_timer = qp->min_rnr_timer;
+	a->port_num = 1;
+	a->timeout = qp->timeout;
+	a->retry_cnt = qp->retry_cnt;
+	a->rnr_retry = qp->rnr_retry;
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = qp->pub.qp_context;
+		init->send_cq = qp->pub.send_cq;
+		init->recv_cq = qp->pub.recv_cq;
+		init->cap = qp->cap;
+		init->qp_type = qp->pub.qp_type;
+		init->sq_sig_all = qp->sq_sig_all;
+	}
+	return 0;
+}
+
+uint64_t xr_qp_ack_timeout_ns(const struct xr_qp_impl *qp)
+{
+	/* 4.096 us * 2^timeout; 0 means infinite, which we bound to the largest. */
+	unsigned t = qp->timeout ? qp->timeout : 31;
+	return 4096ull << t;
+}
+
+/* ---- completion and flush -------------------------------------------- */
+
+static enum xr_wc_opcode wc_opcode_of(enum xr_wr_opcode op)
+{
+	switch (op) {
+	case XR_WR_RDMA_WRITE:
+	case XR_WR_RDMA_WRITE_WITH_IMM:
+		return XR_WC_RDMA_WRITE;
+	case XR_WR_RDMA_READ:
+		return XR_WC_RDMA_READ;
+	case XR_WR_ATOMIC_CMP_AND_SWP:
+		return XR_WC_COMP_SWAP;
+	case XR_WR_ATOMIC_FETCH_AND_ADD:
+		return XR_WC_FETCH_ADD;
+	case XR_WR_LOCAL_INV:
+		return XR_WC_LOCAL_INV;
+	case XR_WR_BIND_MW:
+		return XR_WC_BIND_MW;
+	default:
+		return XR_WC_SEND;
+	}
+}
+
+/* Retires completed WQEs from the tail in order, reporting what must be reported. */
+void xr_qp_retire_sends(struct xr_qp_impl *qp)
+{
+	while (qp->sq_tail != qp->sq_head) {
+		struct xr_swqe *w = xr_sq_at(qp, qp->sq_tail);
+		struct xr_wc wc = { 0 };
+
+		if (w->state != XR_SWQE_DONE)
+			break;
+		if (w->signaled || w->status != XR_WC_SUCCESS) {
+			wc.wr_id = w->wr_id;
+			wc.status = w->status;
+			wc.opcode = wc_opcode_of(w->opcode);
+			wc.qp_num = qp->pub.qp_num;
+			wc.byte_len = w->length;
+			xr_cq_push(qp->scq, &wc);
+		}
+		qp->sq_tail++;
+	}
+}
+
+/* In ERR every outstanding WQE completes with WR_FLUSH_ERR (after any real error). */
+void xr_qp_flush(struct xr_qp_impl *qp)
+{
+	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
+		struct xr_swqe *w = xr_sq_at(qp, i);
+
+		if (w->state != XR_SWQE_DONE)
+			xr_swqe_complete(w, XR_WC_WR_FLUSH_ERR);
+		w->signaled = true; /* flushed WRs are always reported */
+	}
+	xr_qp_retire_sends(qp);
+	while (qp->rq_tail != qp->rq_head) {
+		struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
+		struct xr_wc wc = { .wr_id = r->wr_id,
+				    .status = XR_WC_WR_FLUSH_ERR,
+				    .opcode = XR_WC_RECV,
+				    .qp_num = qp->pub.qp_num };
+
+		xr_cq_push(qp->rcq, &wc);
+		qp->rq_tail++;
+	}
+	qp->recv_active = false;
+	qp->retry_deadline = qp->rnr_deadline = 0;
+}
+
+void xr_qp_to_error(struct xr_qp_impl *qp)
+{
+	qp->pub.state = XR_QPS_ERR;
+	xr_qp_flush(qp);
+	publish_xdp_state(qp);
+}
+
+/* ---- posting ---------------------------------------------------------- */
+
+static bool opcode_supported(enum xr_wr_opcode op)
+{
+	return op == XR_WR_SEND || op == XR_WR_SEND_WITH_IMM;
+}
+
+static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
+{
+	uint64_t total = 0;
+
+	if (!opcode_supported(wr->opcode))
+		return -EINVAL;
+	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > (1u << 31))
+		return -EINVAL;
+	if (wr->send_flags & XR_SEND_INLINE) {
+		if (total > qp->cap.max_inline_data)
+			return -EINVAL;
+	} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_send_wr **bad)
+{
+	enum xr_qp_state st = qp->pub.state;
+	int err = 0;
+
+	if (st != XR_QPS_RTS && st != XR_QPS_ERR && st != XR_QPS_SQD)
+		err = -EINVAL;
+	for (; wr && !err; wr = wr->next) {
+		struct xr_swqe *w;
+
+		err = validate_send_wr(qp, wr);
+		if (err)
+			break;
+		if (qp->sq_head - qp->sq_tail >= qp->sq_size) {
+			err = -ENOMEM;
+			break;
+		}
+		w = xr_sq_at(qp, qp->sq_head);
+		memset(w, 0, offsetof(struct xr_swqe, sge));
+		w->wr_id = wr->wr_id;
+		w->opcode = wr->opcode;
+		w->send_flags = wr->send_flags;
+		w->imm_be = wr->imm_data;
+		w->signaled = qp->sq_sig_all || (wr->send_flags & XR_SEND_SIGNALED);
+		w->state = XR_SWQE_POSTED;
+		w->status = XR_WC_SUCCESS;
+		for (int i = 0; i < wr->num_sge; i++)
+			w->length += wr->sg_list[i].length;
+		if (wr->send_flags & XR_SEND_INLINE) {
+			uint32_t off = 0;
+
+			/* Inline data is copied now: the caller may reuse its buffers. */
+			for (int i = 0; i < wr->num_sge; i++) {
+				memcpy(w->inline_data + off,
+				       (const void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				off += wr->sg_list[i].length;
+			}
+			w->is_inline = true;
+			w->num_sge = 0;
+		} else {
+			w->num_sge = wr->num_sge;
+			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+		}
+		qp->sq_head++;
+	}
+	if (err && bad)
+		*bad = wr;
+	if (qp->pub.state == XR_QPS_ERR)
+		xr_qp_flush(qp);
+	return err;
+}
+
+int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad)
+{
+	int err = 0;
+
+	if (qp->pub.state == XR_QPS_RESET)
+		err = -EINVAL;
+	for (; wr && !err; wr = wr->next) {
+		struct xr_rwqe *r;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
+		    (wr->num_sge && !wr->sg_list)) {
+			err = -EINVAL;
+			break;
+		}
+		if (qp->rq_head - qp->rq_tail >= qp->rq_size) {
+			err = -ENOMEM;
+			break;
+		}
+		r = xr_rq_at(qp, qp->rq_head);
+		r->wr_id = wr->wr_id;
+		r->num_sge = wr->num_sge;
+		r->length = 0;
+		for (int i = 0; i < wr->num_sge; i++) {
+			r->sge[i] = wr->sg_list[i];
+			r->length += wr->sg_list[i].length;
+		}
+		qp->rq_head++;
+	}
+	if (err && bad)
+		*bad = wr;
+	if (qp->pub.state == XR_QPS_ERR)
+		xr_qp_flush(qp);
+	return err;
+}
