@@ -12,7 +12,7 @@
  * Out of band (TCP port 18600), each side sends one line:
  *   "xroce-demo qpn=HEX psn=HEX gid=IPV6_TEXT\n"
  * then the server sends "ready\n" once its QP can receive, and one verdict
- * line per operation: "ok\n" or "fail REASON\n".
+ * line per operation: "ok\n" or "fail REASON\n"; the client ends with "done\n".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -612,6 +612,11 @@ int main(int argc, char **argv)
 	}
 	print_connection(&ep, &remote);
 	failures = is_server ? run_server(&ep, oob) : run_client(&ep, oob);
+	/* The server's QP must live until the client has the ACK of its last SEND. */
+	if (is_server)
+		oob_read_line(oob, line, sizeof(line));
+	else
+		oob_write_line(oob, "done\n");
 	printf("%zu of %zu operations succeeded\n", NUM_OPS - (size_t)failures, NUM_OPS);
 out:
 	if (oob >= 0)
