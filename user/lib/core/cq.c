@@ -48,7 +48,8 @@ void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc)
 		return;
 	}
 	cq->ring[cq->head & (cq->size - 1)] = *wc;
-	cq->head++;
+	/* Release: a lock-free emptiness check in xr_poll_cq sees the entry first. */
+	__atomic_store_n(&cq->head, cq->head + 1, __ATOMIC_RELEASE);
 }
 
 int xr_core_poll_cq(struct xr_cq_impl *cq, int n, struct xr_wc *wc)

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A device: one network interface with xroce's XDP program, its AF_XDP
+ * port, the transport core and the engine thread that drives it. The
+ * device lock serialises the core between the engine and API calls.
+ */
+#ifndef XROCE_DEVICE_H
+#define XROCE_DEVICE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "core/core.h"
+#include "netlink.h"
+#include "xdp_attach.h"
+#include "xsk_port.h"
+
+struct xr_device {
+	char ifname[16];
+	struct xr_netdev_info netdev;
+	struct xr_core core;
+	pthread_mutex_t lock;
+
+	struct xr_xdp_handle xdp;
+	bool attached_by_us;
+	struct xr_xsk_port *port;
+
+	int wake_fd; /* eventfd: work was posted while the engine slept */
+	int sleeping; /* atomic: the engine is (about to be) blocked in poll */
+	int stop; /* atomic */
+	uint64_t busy_poll_ns;
+	pthread_t engine;
+	bool engine_running;
+};
+
+uint64_t xr_now_ns(void);
+int xr_engine_start(struct xr_device *dev);
+void xr_engine_stop(struct xr_device *dev);
+/* Called after posting work: wakes the engine if it sleeps. */
+void xr_engine_kick(struct xr_device *dev);
+
+#endif /* XROCE_DEVICE_H */

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine thread: receive a batch, run the transport, transmit, fire
+ * timers; after a short busy-poll window with nothing to do, block in
+ * ppoll() on the AF_XDP sockets and the wake eventfd until the next timer.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device.h"
+
+#define RX_BATCH 64
+#define MAX_SLEEP_NS 100000000ull /* wake at least every 100 ms */
+
+uint64_t xr_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One round; returns whether anything was received or sent. */
+static bool engine_round(struct xr_device *dev, uint64_t *deadline)
+{
+	struct xr_rx_frame frames[RX_BATCH];
+	struct xr_core *core = &dev->core;
+	uint64_t tx_before, now;
+	unsigned n;
+
+	pthread_mutex_lock(&dev->lock);
+	now = xr_now_ns();
+	tx_before = core->stats.tx_frames;
+	n = xr_xsk_port_rx(dev->port, frames, RX_BATCH);
+	for (unsigned i = 0; i < n; i++)
+		xr_core_rx(core, frames[i].data, frames[i].len, now);
+	if (n)
+		xr_xsk_port_rx_release(dev->port);
+	*deadline = xr_core_progress(core, now);
+	xr_xsk_port_tx_flush(dev->port);
+	pthread_mutex_unlock(&dev->lock);
+	return n || core->stats.tx_frames != tx_before;
+}
+
+static void engine_sleep(struct xr_device *dev, uint64_t deadline)
+{
+	struct pollfd pfd[XR_MAX_QUEUES + 1];
+	int nfds = xr_xsk_port_nfds(dev->port), n = 0;
+	uint64_t now = xr_now_ns(), wait = MAX_SLEEP_NS;
+	struct timespec ts;
+	uint64_t v;
+
+	if (deadline) {
+		if (deadline <= now)
+			return;
+		if (deadline - now < wait)
+			wait = deadline - now;
+	}
+	for (int i = 0; i < nfds && n < XR_MAX_QUEUES; i++)
+		pfd[n++] = (struct pollfd){ .fd = xr_xsk_port_fd(dev->port, i), .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = dev->wake_fd, .events = POLLIN };
+	ts.tv_sec = (time_t)(wait / 1000000000ull);
+	ts.tv_nsec = (long)(wait % 1000000000ull);
+	if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0 && (pfd[n - 1].revents & POLLIN)) {
+		ssize_t r = read(dev->wake_fd, &v, sizeof(v));
+		(void)r;
+	}
+}
+
+static void *engine_main(void *arg)
+{
+	struct xr_device *dev = arg;
+	uint64_t idle_since = xr_now_ns(), deadline;
+
+	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
+		if (engine_round(dev, &deadline)) {
+			idle_since = xr_now_ns();
+			continue;
+		}
+		if (xr_now_ns() - idle_since < dev->busy_poll_ns)
+			continue;
+		/*
+		 * Announce the sleep, then look once more: work posted before the
+		 * flag was visible is found by this round, work posted after it
+		 * sees the flag and writes the eventfd.
+		 */
+		__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
+		if (!engine_round(dev, &deadline))
+			engine_sleep(dev, deadline);
+		__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
+		idle_since = xr_now_ns();
+	}
+	return NULL;
+}
+
+void xr_engine_kick(struct xr_device *dev)
+{
+	uint64_t one = 1;
+
+	if (__atomic_load_n(&dev->sleeping, __ATOMIC_SEQ_CST)) {
+		ssize_t r = write(dev->wake_fd, &one, sizeof(one));
+		(void)r;
+	}
+}
+
+int xr_engine_start(struct xr_device *dev)
+{
+	int err;
+
+	dev->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dev->wake_fd < 0)
+		return -errno;
+	err = pthread_create(&dev->engine, NULL, engine_main, dev);
+	if (err) {
+		close(dev->wake_fd);
+		return -err;
+	}
+	dev->engine_running = true;
+	return 0;
+}
+
+void xr_engine_stop(struct xr_device *dev)
+{
+	uint64_t one = 1;
+	ssize_t r;
+
+	if (!dev->engine_running)
+		return;
+	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
+	r = write(dev->wake_fd, &one, sizeof(one));
+	(void)r;
+	pthread_join(dev->engine, NULL);
+	close(dev->wake_fd);
+	dev->engine_running = false;
+}

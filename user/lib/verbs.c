@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The public API: argument checks, the device lock around the core, errno
+ * conventions (int functions return 0 or -errno; pointer functions NULL
+ * with errno set), and waking the engine when work is posted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "device.h"
+
+static inline struct xr_device *dev_of_pd(struct xr_pd *pd)
+{
+	return pd->core->device;
+}
+
+static inline struct xr_qp_impl *qp_impl(struct xr_qp *qp)
+{
+	return (struct xr_qp_impl *)qp;
+}
+
+static inline struct xr_cq_impl *cq_impl(struct xr_cq *cq)
+{
+	return (struct xr_cq_impl *)cq;
+}
+
+static int fail(int err)
+{
+	errno = -err;
+	return err;
+}
+
+static void *fail_ptr(int err)
+{
+	errno = -err;
+	return NULL;
+}
+
+struct xr_pd *xr_alloc_pd(struct xr_device *dev)
+{
+	struct xr_pd *pd;
+
+	if (!dev)
+		return fail_ptr(-EINVAL);
+	pthread_mutex_lock(&dev->lock);
+	pd = xr_core_alloc_pd(&dev->core);
+	pthread_mutex_unlock(&dev->lock);
+	return pd ? pd : fail_ptr(-ENOMEM);
+}
+
+int xr_dealloc_pd(struct xr_pd *pd)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!pd)
+		return fail(-EINVAL);
+	dev = dev_of_pd(pd);
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_dealloc_pd(pd);
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+struct xr_mr *xr_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access)
+{
+	struct xr_device *dev;
+	struct xr_mr *mr;
+	int err;
+
+	if (!pd)
+		return fail_ptr(-EINVAL);
+	dev = dev_of_pd(pd);
+	pthread_mutex_lock(&dev->lock);
+	mr = xr_core_reg_mr(pd, addr, length, access, &err);
+	pthread_mutex_unlock(&dev->lock);
+	return mr ? mr : fail_ptr(err);
+}
+
+int xr_dereg_mr(struct xr_mr *mr)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!mr)
+		return fail(-EINVAL);
+	dev = dev_of_pd(mr->pd);
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_dereg_mr(mr);
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+struct xr_cq *xr_create_cq(struct xr_device *dev, int cqe, struct xr_comp_channel *channel)
+{
+	struct xr_cq_impl *cq;
+	int err;
+
+	if (!dev)
+		return fail_ptr(-EINVAL);
+	if (channel)
+		return fail_ptr(-EOPNOTSUPP); /* completion channels: not yet */
+	pthread_mutex_lock(&dev->lock);
+	cq = xr_core_create_cq(&dev->core, cqe, &err);
+	pthread_mutex_unlock(&dev->lock);
+	return cq ? &cq->pub : fail_ptr(err);
+}
+
+int xr_destroy_cq(struct xr_cq *cq)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!cq)
+		return fail(-EINVAL);
+	dev = cq->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_destroy_cq(cq_impl(cq));
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
+{
+	struct xr_cq_impl *c = cq_impl(cq);
+	int n;
+
+	if (!cq || num_entries < 0 || (num_entries && !wc))
+		return fail(-EINVAL);
+	/* An empty CQ is answered without the lock: a poller never slows the engine. */
+	if (__atomic_load_n(&c->head, __ATOMIC_ACQUIRE) == c->tail)
+		return 0;
+	pthread_mutex_lock(&cq->device->lock);
+	n = xr_core_poll_cq(c, num_entries, wc);
+	pthread_mutex_unlock(&cq->device->lock);
+	return n;
+}
+
+struct xr_qp *xr_create_qp(struct xr_pd *pd, struct xr_qp_init_attr *attr)
+{
+	struct xr_qp_impl *qp;
+	struct xr_device *dev;
+	int err;
+
+	if (!pd || !attr)
+		return fail_ptr(-EINVAL);
+	dev = dev_of_pd(pd);
+	if ((attr->send_cq && attr->send_cq->device != dev) ||
+	    (attr->recv_cq && attr->recv_cq->device != dev))
+		return fail_ptr(-EINVAL);
+	pthread_mutex_lock(&dev->lock);
+	qp = xr_core_create_qp(pd, attr, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!qp)
+		return fail_ptr(err);
+	attr->cap = qp->cap;
+	return &qp->pub;
+}
+
+int xr_modify_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask)
+{
+	uint8_t dmac[6], *mac = NULL;
+	struct xr_device *dev;
+	int err;
+
+	if (!qp || !attr)
+		return fail(-EINVAL);
+	dev = qp->device;
+	if (attr_mask & XR_QP_AV) {
+		/* Resolved before taking the lock: it may wait for ARP. */
+		if (!attr->ah_attr.is_global)
+			return fail(-EINVAL);
+		err = xr_nl_resolve_neigh(dev->netdev.ifindex, &attr->ah_attr.grh.dgid, dmac, 3000);
+		if (err)
+			return fail(err);
+		mac = dmac;
+	}
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_modify_qp(qp_impl(qp), attr, attr_mask, mac);
+	pthread_mutex_unlock(&dev->lock);
+	if (!err)
+		xr_engine_kick(dev);
+	return err ? fail(err) : 0;
+}
+
+int xr_query_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask,
+		struct xr_qp_init_attr *init_attr)
+{
+	int err;
+
+	(void)attr_mask; /* every attribute is reported */
+	if (!qp || !attr)
+		return fail(-EINVAL);
+	pthread_mutex_lock(&qp->device->lock);
+	err = xr_core_query_qp(qp_impl(qp), attr, init_attr);
+	pthread_mutex_unlock(&qp->device->lock);
+	return err ? fail(err) : 0;
+}
+
+int xr_destroy_qp(struct xr_qp *qp)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!qp)
+		return fail(-EINVAL);
+	dev = qp->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_destroy_qp(qp_impl(qp));
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return fail(-EINVAL);
+	}
+	dev = qp->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_post_send(qp_impl(qp), wr, bad_wr);
+	pthread_mutex_unlock(&dev->lock);
+	xr_engine_kick(dev);
+	return err ? fail(err) : 0;
+}
+
+int xr_post_recv(struct xr_qp *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return fail(-EINVAL);
+	}
+	dev = qp->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_post_recv(qp_impl(qp), wr, bad_wr);
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+const char *xr_wc_status_str(enum xr_wc_status status)
+{
+	static const char *const names[] = {
+		[XR_WC_SUCCESS] = "success",
+		[XR_WC_LOC_LEN_ERR] = "local length error",
+		[XR_WC_LOC_QP_OP_ERR] = "local QP operation error",
+		[XR_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+		[XR_WC_LOC_PROT_ERR] = "local protection error",
+		[XR_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+		[XR_WC_MW_BIND_ERR] = "memory management operation error",
+		[XR_WC_BAD_RESP_ERR] = "bad response error",
+		[XR_WC_LOC_ACCESS_ERR] = "local access error",
+		[XR_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+		[XR_WC_REM_ACCESS_ERR] = "remote access error",
+		[XR_WC_REM_OP_ERR] = "remote operation error",
+		[XR_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+		[XR_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+		[XR_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+		[XR_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+		[XR_WC_REM_ABORT_ERR] = "aborted error",
+		[XR_WC_INV_EECN_ERR] = "invalid EE context number",
+		[XR_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+		[XR_WC_FATAL_ERR] = "fatal error",
+		[XR_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+		[XR_WC_GENERAL_ERR] = "general error",
+	};
+
+	if ((unsigned)status < sizeof(names) / sizeof(names[0]) && names[status])
+		return names[status];
+	return "unknown";
+}
