@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# xroce-pingpong against itself across a veth pair between two namespaces:
+# RC SENDs of 1 B, 1 KiB, 4 KiB and 64 KiB (multi-packet), 100 round trips
+# each, one run with --chk (the client checks every echoed byte), and one run
+# where the client's SEND is larger than the server's receive buffers, which
+# must fail on both sides with an error completion rather than pass or hang.
+# Needs root. Env: BUILD (build dir, default build).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+pingpong=$BUILD/xroce-pingpong
+xroce=$BUILD/xroce
+iters=100
+
+fail() {
+	echo "test_pingpong: FAIL: $*"
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || fail "needs root (namespaces, XDP)"
+for bin in "$pingpong" "$xroce"; do
+	[ -x "$bin" ] || fail "$bin is missing (make all)"
+done
+
+# shellcheck source=scripts/netns.sh
+source scripts/netns.sh
+logdir=$(mktemp -d /tmp/xroce-test-pingpong.XXXXXX)
+server_pid=""
+cleanup() {
+	if [ -n "$server_pid" ]; then
+		kill "$server_pid" 2>/dev/null
+		wait "$server_pid" 2>/dev/null
+	fi
+	netns_cleanup
+	rm -rf "$logdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+netns_pair ppg "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
+for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
+	netns_exec "${end%%:*}" "$xroce" attach "${end#*:}" >/dev/null || fail "xroce attach ${end#*:} failed"
+done
+
+# Starts the server in A and the client in B with the given options; sets
+# server_status, client_status and the logs $logdir/{server,client}.log.
+run_pair() {
+	local server_opts=$1 client_opts=$2
+	# shellcheck disable=SC2086 # the options are meant to be split into words
+	netns_exec "$NETNS_A" timeout 150 "$pingpong" -d "$VETH_A" -g 1 -n $iters $server_opts \
+		>"$logdir/server.log" 2>&1 &
+	server_pid=$!
+	client_status=0
+	# shellcheck disable=SC2086
+	netns_exec "$NETNS_B" timeout 150 "$pingpong" -d "$VETH_B" -g 1 -n $iters $client_opts \
+		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
+	server_status=0
+	wait "$server_pid" || server_status=$?
+	server_pid=""
+}
+
+show_logs() {
+	local side
+	for side in server client; do
+		echo "--- $side:"
+		sed 's/^/    /' "$logdir/$side.log"
+	done
+}
+
+# Both sides exit 0 and print ibv_rc_pingpong's two summary lines with the right totals.
+check_summary() {
+	local size=$1 side log
+	for side in server client; do
+		log=$logdir/$side.log
+		grep -Eq "^$((size * iters * 2)) bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$" "$log" &&
+			grep -Eq "^$iters iters in [0-9.]+ seconds = [0-9.]+ usec/iter$" "$log" ||
+			return 1
+	done
+}
+
+for run in "1" "1024" "4096" "65536" "65536 --chk"; do
+	size=${run%% *}
+	opts="-s $run"
+	run_pair "$opts" "$opts"
+	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] || ! check_summary "$size"; then
+		show_logs
+		fail "-s $run: server exit $server_status, client exit $client_status"
+	fi
+	echo "ok: -s $run: $(grep 'usec/iter' "$logdir/client.log")"
+done
+
+# A 4096-byte SEND into 1024-byte receive buffers: the server's receive
+# completes with a local length error and the client's SEND with a remote
+# invalid request NAK; both must say so, neither may pass or time out.
+run_pair "-s 1024" "-s 4096"
+if [ "$server_status" -eq 0 ] || [ "$client_status" -eq 0 ] ||
+	! grep -q "completion failed" "$logdir/server.log" ||
+	! grep -q "completion failed" "$logdir/client.log"; then
+	show_logs
+	fail "oversized SEND: server exit $server_status, client exit $client_status (both must fail with a failed completion)"
+fi
+echo "ok: oversized SEND fails on both sides:"
+grep -h "completion failed" "$logdir/server.log" "$logdir/client.log" | sed 's/^/    /'
+echo "test_pingpong: PASS"

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# make interop: xroce-pingpong against an unmodified ibv_rc_pingpong on Linux
+# Soft-RoCE (rdma_rxe) in a qemu guest booted by rxe-peer (see its README).
+# For each size, two runs of ITERS round trips with --chk on both sides:
+#   guest-server  ibv_rc_pingpong server in rxeA, xroce-pingpong client in xrhost
+#   xroce-server  xroce-pingpong server in xrhost, ibv_rc_pingpong client in rxeA
+# A run passes when both sides exit 0, both print the summary lines and the
+# guest reports no invalid data. Prints PASS/FAIL per run, then
+# "N passed, N failed"; exits non-zero when anything failed.
+# The guest and xroce's attachment to xrhost0 are torn down on every exit path.
+#
+# Env: BUILD (default build), RXE_PEER (the rxe-peer script), SIZES, ITERS,
+# GUEST_TIMEOUT (seconds a guest tool may run, default 120).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+RXE_PEER=${RXE_PEER:-/work/shared/rxe-peer/rxe-peer}
+SIZES=${SIZES:-1 1024 4096 16384 65536}
+ITERS=${ITERS:-100}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
+
+# rxe-peer's fixed topology (its README): guest rxeA at .1, our side at .100.
+host_ns=${RXE_PEER_HOST_NS:-xrhost}
+host_if=${RXE_PEER_HOST_IF:-xrhost0}
+net=${RXE_PEER_NET:-10.77.0}
+guest=rxeA
+guest_ip=$net.1
+host_ip=$net.100
+# GID index 1: rxe's and xroce's first IPv4-mapped GID (index 0 is the link-local one).
+gid_index=1
+
+pingpong=$(readlink -f "$BUILD/xroce-pingpong")
+xroce=$(readlink -f "$BUILD/xroce")
+logdir=$(mktemp -d /tmp/xroce-interop.XXXXXX)
+server_pid=""
+peer_up=0
+passed=0
+failed=0
+failures=()
+
+die() {
+	echo "interop: $*" >&2
+	exit 1
+}
+
+in_host_ns() {
+	nsenter --net="/var/run/netns/$host_ns" "$@"
+}
+
+cleanup() {
+	if [ -n "$server_pid" ]; then
+		kill "$server_pid" 2>/dev/null
+		wait "$server_pid" 2>/dev/null
+	fi
+	if [ "$peer_up" -eq 1 ]; then
+		if [ -d "/sys/fs/bpf/xroce/$host_if" ]; then
+			in_host_ns "$xroce" detach "$host_if" >/dev/null 2>&1 ||
+				echo "interop: xroce detach $host_if failed" >&2
+		fi
+		"$RXE_PEER" down >"$logdir/down.log" 2>&1 || echo "interop: rxe-peer down failed" >&2
+	fi
+	echo "logs: $logdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, qemu)"
+[ -x "$RXE_PEER" ] || die "rxe-peer not found at $RXE_PEER (set RXE_PEER)"
+for bin in "$pingpong" "$xroce"; do
+	[ -x "$bin" ] || die "$bin is missing (make all)"
+done
+
+echo "rxe-peer setup"
+"$RXE_PEER" setup >"$logdir/setup.log" 2>&1 || die "rxe-peer setup failed, see $logdir/setup.log"
+peer_up=1
+echo "rxe-peer up 1 (the guest boots in 15-25 s)"
+"$RXE_PEER" up 1 >"$logdir/up.log" 2>&1 || die "rxe-peer up 1 failed, see $logdir/up.log"
+in_host_ns "$xroce" attach "$host_if" >"$logdir/attach.log" 2>&1 ||
+	die "xroce attach $host_if failed: $(cat "$logdir/attach.log")"
+
+# Summary lines of ibv_rc_pingpong (and xroce-pingpong) for SIZE; no invalid data.
+summary_ok() {
+	local log=$1 size=$2
+	grep -Eq "^$((size * ITERS * 2)) bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec" "$log" &&
+		grep -Eq "^$ITERS iters in [0-9.]+ seconds = [0-9.]+ usec/iter" "$log" &&
+		! grep -q "invalid data" "$log"
+}
+
+# Our GID must be the one the guest will address: catches a GID table whose
+# order differs from rxe's.
+gid_ok() {
+	grep -q "local address: .*GID ::ffff:$host_ip\$" "$1"
+}
+
+# report NAME HOST_STATUS GUEST_STATUS HOST_LOG GUEST_LOG SIZE [WHY_IT_FAILED]
+report() {
+	local name=$1 host_status=$2 guest_status=$3 host_log=$4 guest_log=$5 size=$6 why=${7:-}
+	if [ -n "$why" ]; then
+		:
+	elif [ "$host_status" -ne 0 ] || [ "$guest_status" -ne 0 ]; then
+		why="xroce-pingpong exit $host_status, ibv_rc_pingpong exit $guest_status"
+	elif ! gid_ok "$host_log"; then
+		why="xroce GID index $gid_index is not ::ffff:$host_ip"
+	elif ! summary_ok "$host_log" "$size" || ! summary_ok "$guest_log" "$size"; then
+		why="summary lines missing or invalid data reported"
+	fi
+	if [ -z "$why" ]; then
+		passed=$((passed + 1))
+		printf 'PASS %-28s %s\n' "$name" "$(grep -h 'usec/iter' "$host_log")"
+	else
+		failed=$((failed + 1))
+		failures+=("$name")
+		printf 'FAIL %-28s %s\n' "$name" "$why"
+		for log in "$host_log" "$guest_log"; do
+			echo "    --- $(basename "$log"):"
+			tail -n 15 "$log" | sed 's/^/    | /'
+		done
+	fi
+}
+
+guest_pingpong() {
+	echo "timeout $GUEST_TIMEOUT ibv_rc_pingpong -g $gid_index -n $ITERS -s $1 --chk $2"
+}
+
+run_guest_server() {
+	local size=$1 name="guest-server -s $1" id host_status=0 guest_status=0
+	local host_log=$logdir/guest-server-$1.xroce.log guest_log=$logdir/guest-server-$1.rxe.log
+	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$size" "")") || die "rxe-peer start failed"
+	# The guest server needs 2-3 s to listen; xroce-pingpong also retries a refused connect.
+	sleep 3
+	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$pingpong" -d "$host_if" -g $gid_index \
+		-n "$ITERS" -s "$size" --chk "$guest_ip" >"$host_log" 2>&1 || host_status=$?
+	# If we failed before the exchange, the guest server still waits in accept():
+	# a connection that closes at once makes it give up now rather than at its timeout.
+	if ! grep -q "remote address:" "$host_log"; then
+		in_host_ns timeout 5 bash -c "exec 3<>/dev/tcp/$guest_ip/18515" 2>/dev/null
+	fi
+	"$RXE_PEER" wait "$guest" "$id" $((GUEST_TIMEOUT + 30)) >"$guest_log" 2>&1 || guest_status=$?
+	report "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size"
+}
+
+# Waits up to 20 s for our server to listen: the guest client connects only once.
+wait_listening() {
+	local _
+	for _ in $(seq 1 100); do
+		in_host_ns ss -Hltn 'sport = :18515' | grep -q . && return 0
+		kill -0 "$server_pid" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
+run_xroce_server() {
+	local size=$1 name="xroce-server -s $1" id host_status=0 guest_status=0
+	local host_log=$logdir/xroce-server-$1.xroce.log guest_log=$logdir/xroce-server-$1.rxe.log
+	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$pingpong" -d "$host_if" -g $gid_index \
+		-n "$ITERS" -s "$size" --chk >"$host_log" 2>&1 &
+	server_pid=$!
+	if ! wait_listening; then
+		kill "$server_pid" 2>/dev/null
+		wait "$server_pid" || host_status=$?
+		server_pid=""
+		echo "(not started)" >"$guest_log"
+		report "$name" "$host_status" 0 "$host_log" "$guest_log" "$size" \
+			"xroce-pingpong did not listen on port 18515 (exit $host_status)"
+		return
+	fi
+	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$size" "$host_ip")") ||
+		die "rxe-peer start failed"
+	"$RXE_PEER" wait "$guest" "$id" $((GUEST_TIMEOUT + 30)) >"$guest_log" 2>&1 || guest_status=$?
+	wait "$server_pid" || host_status=$?
+	server_pid=""
+	report "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size"
+}
+
+for size in $SIZES; do
+	run_guest_server "$size"
+	run_xroce_server "$size"
+done
+
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
