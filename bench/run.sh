@@ -110,7 +110,7 @@ tcp_plain=$gbits
 echo "bench: UDP ping-pong, 8 B"
 start_server udp "$BUILD/bench/udp_pingpong" server 18602
 if run_client udp "$BUILD/bench/udp_pingpong" client "$ADDR_A" 18602 $((duration * 4000)); then
-	udp_lat="$(field "$logdir/udp.client" avg_us) / $(field "$logdir/udp.client" p50_us) / $(field "$logdir/udp.client" p99_us) µs"
+	udp_lat="$(field "$logdir/udp.client" avg_us) / $(field "$logdir/udp.client" p50_us) / $(field "$logdir/udp.client" p99_us) us"
 else
 	udp_lat=failed
 	failed=1
@@ -133,7 +133,7 @@ start_server xroce "$BUILD/bench/xroce_send_bench" server "$VETH_A"
 if run_client xroce "$BUILD/bench/xroce_send_bench" client "$VETH_B" "$ADDR_A" "$duration" 100000; then
 	log=$logdir/xroce.client
 	send_bw="$(field "$log" Gbit/s) Gbit/s, $(field "$log" MB/s) MB/s, $(field "$log" msg/s) msg/s"
-	send_lat="$(field "$log" avg_us) / $(field "$log" p50_us) / $(field "$log" p99_us) µs"
+	send_lat="$(field "$log" avg_us) / $(field "$log" p50_us) / $(field "$log" p99_us) us"
 else
 	send_bw=failed
 	send_lat=failed

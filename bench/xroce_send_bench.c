@@ -322,20 +322,23 @@ static void endpoint_close(struct endpoint *ep)
 	free(ep->buf);
 }
 
-/* RESET -> INIT -> RTR -> RTS with the attributes verbs requires at each step. */
-static int endpoint_connect(struct endpoint *ep, const struct peer_info *remote)
+/* RESET -> INIT: from here on receives can be posted. */
+static int endpoint_init(struct endpoint *ep)
 {
 	struct xr_qp_attr attr = {
 	    .qp_state = XR_QPS_INIT,
 	    .port_num = 1,
 	    .qp_access_flags = XR_ACCESS_LOCAL_WRITE,
 	};
-	int err = xr_modify_qp(ep->qp, &attr,
-			       XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
 
-	if (err)
-		return err;
-	attr = (struct xr_qp_attr){
+	return xr_modify_qp(ep->qp, &attr,
+			    XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+}
+
+/* INIT -> RTR -> RTS with the attributes verbs requires at each step. */
+static int endpoint_connect(struct endpoint *ep, const struct peer_info *remote)
+{
+	struct xr_qp_attr attr = {
 	    .qp_state = XR_QPS_RTR,
 	    .path_mtu = ep->mtu,
 	    .dest_qp_num = remote->qpn,
@@ -348,9 +351,10 @@ static int endpoint_connect(struct endpoint *ep, const struct peer_info *remote)
 				.sgid_index = (uint8_t)ep->gid_index,
 				.hop_limit = 64}},
 	};
-	err = xr_modify_qp(ep->qp, &attr,
-			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN |
-			       XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+	int err = xr_modify_qp(ep->qp, &attr,
+			       XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN |
+				   XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+
 	if (err)
 		return err;
 	attr = (struct xr_qp_attr){
@@ -628,6 +632,9 @@ int main(int argc, char **argv)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	endpoint_open(&ep, argv[2]);
+	err = endpoint_init(&ep);
+	if (err)
+		fail("modify_qp to INIT", err);
 	/* Receives go first, so no SEND ever meets an empty receive queue. */
 	for (uint32_t slot = 0; slot < RECV_DEPTH; slot++)
 		post_recv(&ep, slot);

@@ -333,20 +333,23 @@ static int endpoint_open(struct endpoint *ep, const char *ifname, size_t buf_siz
 	return 0;
 }
 
-/* RESET -> INIT -> RTR -> RTS with the attributes verbs requires at each step. */
-static int endpoint_connect(struct endpoint *ep, const struct peer_info *remote)
+/* RESET -> INIT: from here on receives can be posted. */
+static int endpoint_init(struct endpoint *ep)
 {
 	struct xr_qp_attr attr = {
 	    .qp_state = XR_QPS_INIT,
 	    .port_num = 1,
 	    .qp_access_flags = XR_ACCESS_LOCAL_WRITE,
 	};
-	int err = xr_modify_qp(ep->qp, &attr,
-			       XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
 
-	if (err)
-		return err;
-	attr = (struct xr_qp_attr){
+	return xr_modify_qp(ep->qp, &attr,
+			    XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+}
+
+/* INIT -> RTR -> RTS with the attributes verbs requires at each step. */
+static int endpoint_connect(struct endpoint *ep, const struct peer_info *remote)
+{
+	struct xr_qp_attr attr = {
 	    .qp_state = XR_QPS_RTR,
 	    .path_mtu = ep->mtu,
 	    .dest_qp_num = remote->qpn,
@@ -359,9 +362,10 @@ static int endpoint_connect(struct endpoint *ep, const struct peer_info *remote)
 				.sgid_index = (uint8_t)ep->gid_index,
 				.hop_limit = 64}},
 	};
-	err = xr_modify_qp(ep->qp, &attr,
-			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN |
-			       XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+	int err = xr_modify_qp(ep->qp, &attr,
+			       XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN |
+				   XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+
 	if (err)
 		return err;
 	attr = (struct xr_qp_attr){
@@ -536,7 +540,10 @@ static int run_client(struct endpoint *ep, int oob)
 		format_size(op->size, size, sizeof(size));
 		printf("%-13s %7s  %-6s %9.3f ms  %s\n", op_name(op->opcode), size,
 		       ok ? "OK" : "FAILED", (double)elapsed_ns / 1e6,
-		       ok ? "receiver verified content" : outcome);
+		       ok ? (op->opcode == XR_WR_SEND_WITH_IMM
+				 ? "receiver verified content and immediate"
+				 : "receiver verified content")
+			  : outcome);
 		if (!ok)
 			failures++;
 		if (!sent)
@@ -578,6 +585,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (endpoint_open(&ep, argv[2], is_server ? recv_offset(NUM_OPS) : largest_op()))
 		goto out;
+	err = endpoint_init(&ep);
+	if (err) {
+		fprintf(stderr, "xroce-demo: modify_qp to INIT: %s\n", strerror(-err));
+		goto out;
+	}
 	/* Receives go first, so no SEND ever meets an empty receive queue. */
 	err = is_server ? post_all_receives(&ep) : 0;
 	if (err) {
