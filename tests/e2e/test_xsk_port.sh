@@ -4,26 +4,30 @@
 # QP XR_QPN_BASE with the MACs swapped. From the other end a raw sender
 # transmits COUNT distinct SEND frames of varying length (a bounded number in
 # flight) and checks that every one comes back exactly once, byte for byte.
+# Run on a veth with one rx queue (the default) and with four, where the
+# frames must arrive through more than one of the port's sockets. The UMEM is
+# small (FRAMES) so that every rx and tx frame is recycled several times.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 COUNT=${COUNT:-2000}
+FRAMES=1024 # 4 queues: 128 rx frames each, above the sender's window of 64
 echo_bin=$(realpath "$BUILD/tests/xsk_port_echo")
 
 suffix=$$$((RANDOM % 1000))
-ns_echo=xrxe-$suffix ns_send=xrxs-$suffix
-if_echo=xrxe$suffix if_send=xrxs$suffix
-if_echo=${if_echo:0:15} if_send=${if_send:0:15}
-net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))
 log=$(mktemp -d /tmp/xsk_port.XXXXXX)
-echo_pid=
+namespaces=() echo_ifs=() echo_pid=
 
 cleanup() {
 	[ -n "$echo_pid" ] && kill "$echo_pid" 2>/dev/null && wait "$echo_pid" 2>/dev/null
-	ip netns del "$ns_echo" 2>/dev/null
-	ip netns del "$ns_send" 2>/dev/null
-	# Left only when xsk_port_echo was killed before detaching.
-	rm -rf "/sys/fs/bpf/xroce/$if_echo"
+	local ns ifname
+	for ns in "${namespaces[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	# Pins are left only when xsk_port_echo was killed before detaching.
+	for ifname in "${echo_ifs[@]}"; do
+		rm -rf "/sys/fs/bpf/xroce/$ifname"
+	done
 	rm -rf "$log"
 }
 trap cleanup EXIT
@@ -43,27 +47,71 @@ mac_of() { # NS IFNAME
 	ip -n "$1" link show "$2" | awk '/link\/ether/ { print $2 }'
 }
 
+# Rx queues of IFNAME in NS whose XDP program redirected at least one frame.
+queues_used() { # NS IFNAME
+	in_ns "$1" ethtool -S "$2" | awk '/rx_queue_[0-9]+_xdp_redirect:/ && $2 > 0' | wc -l
+}
+
+run_case() { # QUEUES
+	local queues=$1
+	local ns_echo=xrxe$queues-$suffix ns_send=xrxs$queues-$suffix
+	local if_echo=xrxe$queues$suffix if_send=xrxs$queues$suffix
+	local net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))
+	local send_rc echo_rc used
+	if_echo=${if_echo:0:15} if_send=${if_send:0:15}
+
+	ip netns add "$ns_echo" || fail "cannot create namespace $ns_echo"
+	namespaces+=("$ns_echo")
+	ip netns add "$ns_send" || fail "cannot create namespace $ns_send"
+	namespaces+=("$ns_send")
+	echo_ifs+=("$if_echo")
+	ip link add "$if_echo" numtxqueues "$queues" numrxqueues "$queues" netns "$ns_echo" \
+		type veth peer name "$if_send" numtxqueues "$queues" numrxqueues "$queues" \
+		netns "$ns_send" || fail "cannot create veth"
+	if ! { ip -n "$ns_echo" addr add "$net.1/24" dev "$if_echo" &&
+		ip -n "$ns_send" addr add "$net.2/24" dev "$if_send" &&
+		ip -n "$ns_echo" link set "$if_echo" up &&
+		ip -n "$ns_send" link set "$if_send" up; }; then
+		fail "cannot configure veth"
+	fi
+
+	in_ns "$ns_echo" "$echo_bin" "$if_echo" "$COUNT" "$FRAMES" >"$log/echo.out" 2>"$log/echo.err" &
+	echo_pid=$!
+	for _ in $(seq 100); do
+		grep -q '^ready' "$log/echo.out" && break
+		kill -0 "$echo_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q "^ready queues=$queues\$" "$log/echo.out" ||
+		fail "xsk_port_echo did not start with $queues queues: $(cat "$log/echo.out" "$log/echo.err")"
+
+	in_ns "$ns_send" timeout 60 python3 "$log/sender.py" "$if_send" \
+		"$(mac_of "$ns_send" "$if_send")" "$(mac_of "$ns_echo" "$if_echo")" \
+		"$net.2" "$net.1" "$COUNT" >"$log/send.out" 2>&1
+	send_rc=$?
+	[ "$send_rc" -eq 0 ] ||
+		fail "$queues queues: sender: $(cat "$log/send.out"); echo side: $(cat "$log/echo.err")"
+
+	for _ in $(seq 100); do
+		kill -0 "$echo_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$echo_pid" 2>/dev/null && fail "$queues queues: xsk_port_echo still running"
+	wait "$echo_pid"
+	echo_rc=$?
+	echo_pid=
+	used=$(queues_used "$ns_echo" "$if_echo")
+	echo "$queues queues: sender: $(cat "$log/send.out")"
+	echo "$queues queues: echo:   $(tail -n 1 "$log/echo.out") rx_queues_used=$used $(cat "$log/echo.err")"
+	[ "$echo_rc" -eq 0 ] ||
+		fail "$queues queues: xsk_port_echo did not receive and echo exactly $COUNT frames"
+	[ "$queues" -eq 1 ] || [ "$used" -gt 1 ] ||
+		fail "$queues queues: frames arrived on $used rx queue(s), the test needs several"
+}
+
 [ -x "$echo_bin" ] || fail "$echo_bin not built (make $BUILD/tests/xsk_port_echo)"
 
-ip netns add "$ns_echo" && ip netns add "$ns_send" || fail "cannot create namespaces"
-ip link add "$if_echo" netns "$ns_echo" type veth peer name "$if_send" netns "$ns_send" ||
-	fail "cannot create veth"
-ip -n "$ns_echo" addr add "$net.1/24" dev "$if_echo" &&
-	ip -n "$ns_send" addr add "$net.2/24" dev "$if_send" &&
-	ip -n "$ns_echo" link set "$if_echo" up &&
-	ip -n "$ns_send" link set "$if_send" up || fail "cannot configure veth"
-
-in_ns "$ns_echo" "$echo_bin" "$if_echo" "$COUNT" >"$log/echo.out" 2>"$log/echo.err" &
-echo_pid=$!
-for _ in $(seq 100); do
-	grep -q '^ready' "$log/echo.out" && break
-	kill -0 "$echo_pid" 2>/dev/null || break
-	sleep 0.1
-done
-grep -q '^ready' "$log/echo.out" || fail "xsk_port_echo did not start: $(cat "$log/echo.err")"
-
-in_ns "$ns_send" timeout 60 python3 - "$if_send" "$(mac_of "$ns_send" "$if_send")" \
-	"$(mac_of "$ns_echo" "$if_echo")" "$net.2" "$net.1" "$COUNT" >"$log/send.out" 2>&1 <<'EOF'
+cat >"$log/sender.py" <<'EOF'
 import select, socket, struct, sys, time, zlib
 
 ifname, src_mac, dst_mac, src_ip, dst_ip, count = sys.argv[1:7]
@@ -93,12 +141,15 @@ def icrc(ip, udp, bth_and_payload):
     crc = zlib.crc32(b"\xff" * 8 + bytes(masked_ip) + masked_udp + bytes(masked_bth))
     return struct.pack("<I", crc)
 
+PATTERN = bytes((k * 7) & 0xFF for k in range(2048))
+
 def frame(i):
     payload_len = 8 + 4 * (i % 360)          # 8..1444 bytes, a multiple of 4: no pad
-    payload = struct.pack("!Q", i) + bytes((i * 7 + k) & 0xFF for k in range(payload_len - 8))
+    payload = struct.pack("!Q", i) + PATTERN[i % 251:i % 251 + payload_len - 8]
     bth = struct.pack("!BBHII", RC_SEND_ONLY, 0, 0xFFFF, QPN, (1 << 31) | (i & 0xFFFFFF))
     udp_len = 8 + len(bth) + payload_len + 4
-    udp = struct.pack("!HHHH", 0xC000 | (QPN & 0x3FFF), 4791, udp_len, 0)
+    # rxe keeps one source port per QP; varying it spreads frames over rx queues.
+    udp = struct.pack("!HHHH", 0xC000 | (i & 0x3FFF), 4791, udp_len, 0)
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, i & 0xFFFF, 0x4000, 64, 17, 0,
                      socket.inet_aton(src_ip), socket.inet_aton(dst_ip))
     ip = ip[:10] + struct.pack("!H", ip_checksum(ip)) + ip[12:]
@@ -114,16 +165,15 @@ sock.bind((ifname, ETH_P_IP))
 sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
 sock.setblocking(False)
 
-sent = {}
+frames = [frame(i) for i in range(count)]
+sent = 0
 seen = set()
 corrupt = duplicates = 0
-start = time.monotonic()
-last_echo = start
+start = last_echo = time.monotonic()
 while len(seen) < count and time.monotonic() - last_echo < IDLE_LIMIT:
-    while len(sent) < count and len(sent) - len(seen) < WINDOW:
-        f = frame(len(sent))
-        sent[len(sent)] = f
-        sock.send(f)
+    while sent < count and sent - len(seen) < WINDOW:
+        sock.send(frames[sent])
+        sent += 1
     select.select([sock], [], [], 0.1)
     while True:
         try:
@@ -135,7 +185,7 @@ while len(seen) < count and time.monotonic() - last_echo < IDLE_LIMIT:
             continue
         last_echo = time.monotonic()
         i = struct.unpack("!Q", data[54:62])[0]
-        if i not in sent or data != echo_of(sent[i]):
+        if i >= sent or data != echo_of(frames[i]):
             corrupt += 1
         elif i in seen:
             duplicates += 1
@@ -143,24 +193,11 @@ while len(seen) < count and time.monotonic() - last_echo < IDLE_LIMIT:
             seen.add(i)
 elapsed = time.monotonic() - start
 lost = count - len(seen)
-print(f"sent={len(sent)} echoed={len(seen)} lost={lost} corrupt={corrupt} "
+print(f"sent={sent} echoed={len(seen)} lost={lost} corrupt={corrupt} "
       f"duplicates={duplicates} seconds={elapsed:.2f} rate={len(seen) / elapsed:.0f}/s")
 sys.exit(0 if lost == 0 and corrupt == 0 and duplicates == 0 else 1)
 EOF
-send_rc=$?
-[ "$send_rc" -eq 0 ] || fail "sender: $(cat "$log/send.out"); echo side: $(cat "$log/echo.err")"
 
-for _ in $(seq 100); do
-	kill -0 "$echo_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if kill -0 "$echo_pid" 2>/dev/null; then
-	fail "xsk_port_echo still running after the sender finished: $(cat "$log/send.out")"
-fi
-wait "$echo_pid"
-echo_rc=$?
-echo_pid=
-echo "sender: $(cat "$log/send.out")"
-echo "echo:   $(tail -n 1 "$log/echo.out") $(cat "$log/echo.err")"
-[ "$echo_rc" -eq 0 ] || fail "xsk_port_echo did not receive and echo exactly $COUNT frames"
-echo "PASS: $COUNT frames echoed intact through the AF_XDP port"
+run_case 1
+run_case 4
+echo "PASS: $COUNT frames echoed intact through the AF_XDP port, on 1 and 4 rx queues"

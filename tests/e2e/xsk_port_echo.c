@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * xsk_port_echo IFNAME COUNT: echoes RoCEv2 frames for QP XR_QPN_BASE back
+ * xsk_port_echo IFNAME COUNT [FRAMES]: echoes RoCEv2 frames for QP XR_QPN_BASE back
  * where they came from (MACs swapped) through the AF_XDP port, until COUNT
- * have been received or a time limit passes. Attaches the xroce XDP program
+ * have been received or a time limit passes, with a UMEM of FRAMES frames
+ * (default: the port's). Attaches the xroce XDP program
  * to IFNAME unless it already is, and detaches what it attached. Prints
  * "ready" once frames can arrive, then a summary; exits 0 when exactly COUNT
  * frames were received and echoed.
@@ -114,8 +115,8 @@ int main(int argc, char **argv)
 	char *end;
 	int err;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: xsk_port_echo IFNAME COUNT\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: xsk_port_echo IFNAME COUNT [FRAMES]\n");
 		return 2;
 	}
 	ifname = argv[1];
@@ -123,6 +124,13 @@ int main(int argc, char **argv)
 	if (*end || count == 0) {
 		fprintf(stderr, "xsk_port_echo: bad COUNT '%s'\n", argv[2]);
 		return 2;
+	}
+	if (argc == 4) {
+		cfg.frame_count = (uint32_t)strtoul(argv[3], &end, 10);
+		if (*end || cfg.frame_count == 0) {
+			fprintf(stderr, "xsk_port_echo: bad FRAMES '%s'\n", argv[3]);
+			return 2;
+		}
 	}
 	cfg.ifindex = (int)if_nametoindex(ifname);
 	if (!cfg.ifindex) {

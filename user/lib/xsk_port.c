@@ -29,8 +29,7 @@
 #define XR_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
 #define XR_RING_SIZE 2048u
 #define XR_DEFAULT_FRAME_COUNT 8192u
-/* Copy-mode transmission handles at most this many frames per sendto() (the kernel's
- * TX_BATCH_SIZE). */
+/* Frames a copy-mode sendto() transmits at most (the kernel's TX_BATCH_SIZE). */
 #define XR_COPY_TX_BATCH 32u
 
 struct xr_xsk_queue {
@@ -103,9 +102,13 @@ static void unmap_unused_umem_rings(struct xr_xsk_port *port)
 	munmap((uint8_t *)q->comp.ring - off.cr.desc, off.cr.desc + q->comp.size * sizeof(__u64));
 }
 
-/* Deletes the sockets and the UMEM registration, leaving the memory and the frame lists. */
+/*
+ * Deletes the sockets and the UMEM registration, leaving the memory and the
+ * frame lists. libxdp unmaps the UMEM rings with queue 0's socket, if it exists.
+ */
 static void destroy_xsks(struct xr_xsk_port *port)
 {
+	bool socket_owns_umem_rings = port->queues[0].xsk != NULL;
 	uint32_t i;
 
 	for (i = 0; i < port->nqueues; i++) {
@@ -118,7 +121,7 @@ static void destroy_xsks(struct xr_xsk_port *port)
 		q->xsk = NULL;
 	}
 	if (port->umem) {
-		if (!port->queues[0].xsk)
+		if (!socket_owns_umem_rings)
 			unmap_unused_umem_rings(port);
 		xsk_umem__delete(port->umem);
 		port->umem = NULL;
