@@ -36,6 +36,8 @@ struct xr_device {
 uint64_t xr_now_ns(void);
 int xr_engine_start(struct xr_device *dev);
 void xr_engine_stop(struct xr_device *dev);
+/* One receive/transport/transmit round, with dev->lock held; true if it did work. */
+bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
 /* Called after posting work: wakes the engine if it sleeps. */
 void xr_engine_kick(struct xr_device *dev);
 

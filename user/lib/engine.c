@@ -24,15 +24,13 @@ uint64_t xr_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* One round; returns whether anything was received or sent. */
-static bool engine_round(struct xr_device *dev, uint64_t *deadline)
+bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 {
 	struct xr_rx_frame frames[RX_BATCH];
 	struct xr_core *core = &dev->core;
 	uint64_t tx_before, now;
 	unsigned n;
 
-	pthread_mutex_lock(&dev->lock);
 	now = xr_now_ns();
 	tx_before = core->stats.tx_frames;
 	n = xr_xsk_port_rx(dev->port, frames, RX_BATCH);
@@ -42,8 +40,18 @@ static bool engine_round(struct xr_device *dev, uint64_t *deadline)
 		xr_xsk_port_rx_release(dev->port);
 	*deadline = xr_core_progress(core, now);
 	xr_xsk_port_tx_flush(dev->port);
-	pthread_mutex_unlock(&dev->lock);
 	return n || core->stats.tx_frames != tx_before;
+}
+
+/* One round; returns whether anything was received or sent. */
+static bool engine_round(struct xr_device *dev, uint64_t *deadline)
+{
+	bool busy;
+
+	pthread_mutex_lock(&dev->lock);
+	busy = xr_engine_round_locked(dev, deadline);
+	pthread_mutex_unlock(&dev->lock);
+	return busy;
 }
 
 static void engine_sleep(struct xr_device *dev, uint64_t deadline)

@@ -127,9 +127,21 @@ int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 
 	if (!cq || num_entries < 0 || (num_entries && !wc))
 		return fail(-EINVAL);
-	/* An empty CQ is answered without the lock: a poller never slows the engine. */
-	if (__atomic_load_n(&c->head, __ATOMIC_ACQUIRE) == c->tail)
-		return 0;
+	if (__atomic_load_n(&c->head, __ATOMIC_ACQUIRE) == c->tail) {
+		/*
+		 * Empty: a spinning poller does an engine round itself rather than
+		 * compete with the engine thread for a core (run to completion);
+		 * when the engine holds the lock, it is doing that work already.
+		 */
+		uint64_t deadline;
+
+		if (pthread_mutex_trylock(&cq->device->lock))
+			return 0;
+		xr_engine_round_locked(cq->device, &deadline);
+		n = xr_core_poll_cq(c, num_entries, wc);
+		pthread_mutex_unlock(&cq->device->lock);
+		return n;
+	}
 	pthread_mutex_lock(&cq->device->lock);
 	n = xr_core_poll_cq(c, num_entries, wc);
 	pthread_mutex_unlock(&cq->device->lock);
