@@ -514,7 +514,7 @@ static int run_client(struct endpoint *ep, int oob)
 		    .imm_data = htonl(op->imm),
 		};
 		struct xr_send_wr *bad_wr;
-		char size[16], outcome[OOB_LINE_MAX];
+		char size[16], verdict[OOB_LINE_MAX], outcome[OOB_LINE_MAX + 16];
 		struct xr_wc wc = {.status = XR_WC_GENERAL_ERR};
 		int64_t start, elapsed_ns;
 		bool sent, ok;
@@ -534,8 +534,12 @@ static int run_client(struct endpoint *ep, int oob)
 		else if (!sent)
 			snprintf(outcome, sizeof(outcome), "send completion: %s",
 				 xr_wc_status_str(wc.status));
-		else if (oob_read_line(oob, outcome, sizeof(outcome)) != 0)
+		else if (oob_read_line(oob, verdict, sizeof(verdict)) != 0)
 			snprintf(outcome, sizeof(outcome), "no verdict from the receiver");
+		else if (strncmp(verdict, "fail ", 5) == 0)
+			snprintf(outcome, sizeof(outcome), "receiver: %s", verdict + 5);
+		else
+			snprintf(outcome, sizeof(outcome), "%s", verdict);
 		ok = sent && strcmp(outcome, "ok") == 0;
 		format_size(op->size, size, sizeof(size));
 		printf("%-13s %7s  %-6s %9.3f ms  %s\n", op_name(op->opcode), size,
