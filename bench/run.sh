@@ -71,8 +71,7 @@ wait_servers() {
 
 # wait_tcp_listen PORT: until something listens on PORT in namespace A (at most 5 s).
 wait_tcp_listen() {
-	local tries
-	for tries in $(seq 50); do
+	for _ in $(seq 50); do
 		netns_exec "$NETNS_A" ss -Hltn "sport = :$1" | grep -q . && return 0
 		sleep 0.1
 	done
