@@ -668,29 +668,7 @@ static bool sender_qpn(const struct capture *c, const struct frame *fr, uint32_t
 	return found;
 }
 
-/*
- * rxe's source port for a connected QP, the kernel's
- * rdma_get_udp_sport(flow_label, lqpn, rqpn): rxe_modify_qp sets it
- * whenever the address vector carries a GRH, which it always does on RoCE.
- * A zero flow label (ibv_modify_qp users such as perftest) is derived from
- * the two QPNs; rdma_cm supplies one computed from its port numbers.
- * Only UD QPs keep the 0xC000 | hash_32(qpn, 14) chosen at creation.
- */
-static uint16_t rxe_connected_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
-{
-	uint32_t low;
-
-	if (!flow_label) {
-		uint64_t v = (uint64_t)lqpn * rqpn;
-
-		v ^= v >> 20;
-		v ^= v >> 40;
-		flow_label = (uint32_t)v & 0xfffff;
-	}
-	low = (flow_label & 0x3fff) ^ (flow_label >> 14);
-	return (uint16_t)(0xc000 | low);
-}
-
+/* Connected QPs: the library's xr_udp_sport_for_conn must match what rxe sent. */
 #define MAD_MGMT_CLASS_CM 0x07
 #define CM_ATTR_CONNECT_REQUEST 0x0010
 #define MAD_HDR_LEN 24
@@ -749,7 +727,7 @@ static void check_udp_sport(struct group *ud, struct group *conn, char *ud_detai
 			}
 			conn_frames++;
 			lib_matches += p->udp_sport == xr_udp_sport_for_qpn(qpn);
-			want = rxe_connected_sport(flow_label, qpn, p->dqpn);
+			want = xr_udp_sport_for_conn(flow_label, qpn, p->dqpn);
 			check(conn, p->udp_sport == want,
 			      "%s frame %u from %s: UDP source port 0x%04x, "
 			      "rdma_get_udp_sport(0x%05x, 0x%06x, 0x%06x) = 0x%04x",

@@ -280,6 +280,19 @@ uint16_t xr_udp_sport_for_qpn(uint32_t qpn)
 	return 0xc000 | (uint16_t)(((uint32_t)(qpn * 0x61c88647u)) >> 18);
 }
 
+uint16_t xr_udp_sport_for_conn(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
+{
+	/* The kernel's rdma_get_udp_sport(), with rdma_calc_flow_label() for label 0. */
+	if (!flow_label) {
+		uint64_t v = (uint64_t)lqpn * rqpn;
+
+		v ^= v >> 20;
+		v ^= v >> 40;
+		flow_label = (uint32_t)v & 0xfffff;
+	}
+	return 0xc000 | (uint16_t)((flow_label & 0x3fff) ^ (flow_label >> 14));
+}
+
 static uint16_t ipv4_checksum(const uint8_t *h)
 {
 	uint32_t sum = 0;

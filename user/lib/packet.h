@@ -113,8 +113,13 @@ void xr_pkt_seal(struct xr_pkt_out *out);
 /* Frame bytes needed for an opcode and payload length. */
 uint32_t xr_pkt_frame_size(uint8_t opcode, bool ipv6, uint32_t payload_len);
 
-/* UDP source port rxe would use for a QP: 0xC000 | 14-bit hash of the QPN. */
+/* UDP source port rxe uses for a UD QP: 0xC000 | 14-bit hash of the QPN. */
 uint16_t xr_udp_sport_for_qpn(uint32_t qpn);
+/*
+ * UDP source port of a connected (RC/UC) QP, as the kernel derives it once the
+ * remote QPN is known: from the flow label, or from both QPNs when it is 0.
+ */
+uint16_t xr_udp_sport_for_conn(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
 
 bool xr_gid_is_v4mapped(const union xr_gid *gid);
 

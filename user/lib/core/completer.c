@@ -4,6 +4,8 @@
  * runs the two retry flows: the local ACK timeout (retry_cnt) and RNR NAKs
  * (rnr_retry, 7 = forever).
  */
+#include <string.h>
+
 #include "core.h"
 
 static bool outstanding(const struct xr_qp_impl *qp)
@@ -24,6 +26,19 @@ static struct xr_swqe *wqe_of_psn(struct xr_qp_impl *qp, uint32_t psn)
 	return NULL;
 }
 
+static bool is_read_atomic(const struct xr_swqe *w)
+{
+	return w->opcode == XR_WR_RDMA_READ || w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == XR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static void complete_wqe(struct xr_qp_impl *qp, struct xr_swqe *w, enum xr_wc_status st)
+{
+	if (w->state != XR_SWQE_DONE && is_read_atomic(w) && qp->rd_outstanding)
+		qp->rd_outstanding--;
+	xr_swqe_complete(w, st);
+}
+
 /* Fails the WQE holding psn with st: the QP moves to ERR and flushes the rest. */
 static void fail_at(struct xr_qp_impl *qp, uint32_t psn, enum xr_wc_status st)
 {
@@ -32,34 +47,92 @@ static void fail_at(struct xr_qp_impl *qp, uint32_t psn, enum xr_wc_status st)
 	if (!w && qp->sq_tail != qp->sq_head)
 		w = xr_sq_at(qp, qp->sq_tail);
 	if (w)
-		xr_swqe_complete(w, st);
+		complete_wqe(qp, w, st);
 	xr_qp_retire_sends(qp);
 	xr_qp_to_error(qp);
 }
 
-/* Everything up to and including psn is acknowledged. */
+/*
+ * Everything up to and including psn is acknowledged, except that an ACK
+ * never completes a READ or atomic: those need their response, so the
+ * acknowledged PSN stops in front of the first one still waiting.
+ */
 static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 {
+	uint32_t upto = psn;
+
 	if (xr_psn_diff(psn, qp->acked_psn) <= 0)
 		return; /* old or duplicate */
 	if (xr_psn_diff(psn, qp->snd_psn) >= 0)
 		return; /* acknowledges a PSN never sent: ignore */
-	qp->acked_psn = psn;
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct xr_swqe *w = xr_sq_at(qp, i);
 
-		if (!w->psn_assigned || xr_psn_diff(w->last_psn, psn) > 0)
+		if (!w->psn_assigned || xr_psn_diff(w->first_psn, psn) > 0)
 			break;
-		if (w->state != XR_SWQE_DONE)
-			xr_swqe_complete(w, XR_WC_SUCCESS);
+		if (w->state == XR_SWQE_DONE)
+			continue;
+		if (is_read_atomic(w)) {
+			upto = xr_psn_add(w->first_psn, XR_PSN_MASK);
+			break;
+		}
+		if (xr_psn_diff(w->last_psn, psn) > 0)
+			break;
+		complete_wqe(qp, w, XR_WC_SUCCESS);
 	}
+	if (xr_psn_diff(upto, qp->acked_psn) > 0)
+		qp->acked_psn = upto;
 	xr_qp_retire_sends(qp);
 	/* Progress resets both retry budgets. */
 	qp->retry_left = qp->retry_cnt;
 	qp->rnr_left = qp->rnr_retry;
 	/* A rewind may have left tx behind what is now acknowledged. */
-	if (xr_psn_diff(qp->tx_psn, psn) <= 0)
-		xr_requester_rewind(qp, xr_psn_add(psn, 1));
+	if (xr_psn_diff(qp->tx_psn, qp->acked_psn) <= 0)
+		xr_requester_rewind(qp, xr_psn_add(qp->acked_psn, 1));
+	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
+}
+
+/* A READ response packet or an atomic ACK: only the next expected PSN is taken. */
+static void read_atomic_response(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
+{
+	uint32_t psn = pkt->psn, expect;
+	struct xr_swqe *w;
+
+	/* It implicitly acknowledges every request before it. */
+	ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
+	expect = xr_psn_add(qp->acked_psn, 1);
+	if (psn != expect)
+		return; /* a gap: the retransmit timer asks again from acked + 1 */
+	w = wqe_of_psn(qp, psn);
+	if (!w || w->state == XR_SWQE_DONE || xr_psn_diff(psn, w->first_psn) < 0)
+		return;
+	if (pkt->opcode == XR_OP_RC_ATOMIC_ACK) {
+		uint8_t orig[8];
+		uint64_t v = pkt->atmack_orig;
+
+		if (w->opcode == XR_WR_RDMA_READ)
+			return;
+		memcpy(orig, &v, 8); /* host order, as the verbs user reads it */
+		xr_sgl_copy_in(w->sge, w->num_sge, 0, orig, 8);
+	} else {
+		uint32_t off = (uint32_t)xr_psn_diff(psn, w->first_psn) * qp->mtu;
+		bool last = pkt->opflags & XR_OPF_LAST;
+		uint32_t want = w->length - off < qp->mtu ? w->length - off : qp->mtu;
+
+		if (w->opcode != XR_WR_RDMA_READ || off > w->length)
+			return;
+		/* Every response but the last is a full MTU; the last ends the READ. */
+		if (pkt->payload_len != want || last != (psn == w->last_psn)) {
+			fail_at(qp, psn, XR_WC_BAD_RESP_ERR);
+			return;
+		}
+		xr_sgl_copy_in(w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
+	}
+	qp->acked_psn = psn;
+	if (psn == w->last_psn)
+		complete_wqe(qp, w, XR_WC_SUCCESS);
+	ack_through(qp, psn, now); /* completes what follows, resets timers */
+	xr_qp_retire_sends(qp);
 	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
 }
 
@@ -84,11 +157,13 @@ void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 	uint8_t syn = pkt->aeth_syndrome, val = syn & XR_AETH_VALUE_MASK;
 	uint32_t psn = pkt->psn;
 
-	if (pkt->opcode != XR_OP_RC_ACK)
-		return; /* READ responses and atomic ACKs: not requested by this requester */
 	/* A response for a PSN never sent is a ghost: drop it. */
 	if (xr_psn_diff(psn, qp->snd_psn) >= 0)
 		return;
+	if (pkt->opcode != XR_OP_RC_ACK && (syn & XR_AETH_TYPE_MASK) == XR_AETH_ACK) {
+		read_atomic_response(qp, pkt, now);
+		return;
+	}
 
 	switch (syn & XR_AETH_TYPE_MASK) {
 	case XR_AETH_ACK:

@@ -64,7 +64,10 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		struct xr_qp_impl *qp = core->qps[i];
 		uint64_t d;
 
-		if (!qp || qp->pub.state < XR_QPS_RTS || qp->pub.state == XR_QPS_ERR)
+		if (!qp || qp->pub.state < XR_QPS_RTR || qp->pub.state == XR_QPS_ERR)
+			continue;
+		xr_responder_run(qp);
+		if (qp->pub.state < XR_QPS_RTS)
 			continue;
 		d = xr_completer_timers(qp, now);
 		if (qp->pub.state == XR_QPS_ERR)

@@ -29,6 +29,9 @@
 /* The requester asks for an ACK at least this often inside a long message. */
 #define XR_ACKREQ_INTERVAL 64
 
+/* READ/atomic responder resources a QP can keep (max_dest_rd_atomic). */
+#define XR_MAX_RD_ATOMIC 16
+
 /* The I/O a core needs: frames out, and the MAC of a peer. */
 struct xr_core_port {
 	void *ctx;
@@ -71,6 +74,7 @@ struct xr_swqe {
 	uint32_t imm_be;
 	uint64_t remote_addr;
 	uint32_t rkey;
+	uint64_t compare_add, swap;
 	uint32_t length; /* total bytes */
 	int num_sge;
 	bool is_inline;
@@ -81,6 +85,21 @@ struct xr_swqe {
 	uint32_t first_psn, last_psn, npkts;
 	struct xr_sge sge[XR_MAX_SGE];
 	uint8_t inline_data[XR_MAX_INLINE];
+};
+
+/*
+ * A READ or atomic the responder accepted: kept so that its responses can
+ * be sent as transmit buffers allow, and replayed (never re-executed) when a
+ * duplicate request arrives.
+ */
+struct xr_rd_resource {
+	bool valid, atomic;
+	uint32_t first_psn, last_psn;
+	uint32_t next_psn; /* next response to send; last_psn + 1 when all sent */
+	uint64_t va;
+	uint32_t length;
+	uint64_t orig; /* atomic: the value before the operation */
+	uint8_t syndrome; /* ACK, or the NAK the request earned */
 };
 
 struct xr_rwqe {
@@ -131,6 +150,7 @@ struct xr_qp_impl {
 	uint64_t retry_deadline; /* 0: no timer */
 	uint64_t rnr_deadline; /* 0: not waiting after an RNR NAK */
 	uint8_t retry_left, rnr_left;
+	uint32_t rd_outstanding; /* READ/atomic WQEs sent and not completed */
 
 	/* responder */
 	uint32_t epsn; /* next expected PSN */
@@ -138,8 +158,11 @@ struct xr_qp_impl {
 	bool nak_sent; /* a PSN sequence NAK for the current gap is out */
 	bool recv_active; /* a multi-packet SEND is being received */
 	uint32_t recv_off;
-	uint32_t recv_imm_be;
-	bool recv_has_imm;
+	bool write_active; /* a multi-packet WRITE is being placed */
+	uint64_t write_va;
+	uint32_t write_left, write_total;
+	struct xr_rd_resource rd_res[XR_MAX_RD_ATOMIC];
+	uint32_t rd_res_next; /* ring position of the next resource to use */
 
 	/* statistics */
 	uint64_t rx_frames, tx_frames, retransmits, rnr_naks_rx, rnr_naks_tx, seq_naks_tx,
@@ -257,5 +280,7 @@ uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now);
 
 /* ---- responder.c ---- */
 void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
+/* Sends pending READ responses and atomic ACKs as transmit buffers allow. */
+void xr_responder_run(struct xr_qp_impl *qp);
 
 #endif /* XROCE_CORE_H */

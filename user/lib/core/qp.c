@@ -220,6 +220,9 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->msn = 0;
 	qp->nak_sent = false;
 	qp->recv_active = false;
+	qp->write_active = false;
+	qp->rd_outstanding = 0;
+	memset(qp->rd_res, 0, sizeof(qp->rd_res));
 }
 
 static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask,
@@ -246,12 +249,14 @@ static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask,
 		memcpy(qp->path.dmac, dmac, 6);
 		qp->path.sgid = core->gids[grh->sgid_index];
 		qp->path.dgid = grh->dgid;
-		qp->path.udp_sport = xr_udp_sport_for_qpn(qp->pub.qp_num);
 		qp->path.traffic_class = grh->traffic_class;
 		qp->path.flow_label = grh->flow_label;
 		/* rxe takes the hop limit from the route, not the AH: 64 */
 		qp->path.hop_limit = 64;
 	}
+	if (mask & (XR_QP_AV | XR_QP_DEST_QPN))
+		qp->path.udp_sport =
+			xr_udp_sport_for_conn(qp->ah.grh.flow_label, qp->pub.qp_num, qp->dest_qpn);
 	if (mask & XR_QP_RQ_PSN)
 		qp->epsn = a->rq_psn & XR_PSN_MASK;
 	if (mask & XR_QP_SQ_PSN) {
@@ -413,6 +418,7 @@ void xr_qp_flush(struct xr_qp_impl *qp)
 		qp->rq_tail++;
 	}
 	qp->recv_active = false;
+	qp->write_active = false;
 	qp->retry_deadline = qp->rnr_deadline = 0;
 }
 
@@ -425,22 +431,38 @@ void xr_qp_to_error(struct xr_qp_impl *qp)
 
 /* ---- posting ---------------------------------------------------------- */
 
-static bool opcode_supported(enum xr_wr_opcode op)
+static bool is_atomic(enum xr_wr_opcode op)
 {
-	return op == XR_WR_SEND || op == XR_WR_SEND_WITH_IMM;
+	return op == XR_WR_ATOMIC_CMP_AND_SWP || op == XR_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 {
 	uint64_t total = 0;
 
-	if (!opcode_supported(wr->opcode))
+	switch (wr->opcode) {
+	case XR_WR_SEND:
+	case XR_WR_SEND_WITH_IMM:
+	case XR_WR_RDMA_WRITE:
+	case XR_WR_RDMA_WRITE_WITH_IMM:
+	case XR_WR_RDMA_READ:
+	case XR_WR_ATOMIC_CMP_AND_SWP:
+	case XR_WR_ATOMIC_FETCH_AND_ADD:
+		break;
+	default:
 		return -EINVAL;
+	}
 	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if (total > (1u << 31))
+		return -EINVAL;
+	/* An atomic returns the original 8 bytes into exactly one 8-byte SGE. */
+	if (is_atomic(wr->opcode) && (wr->num_sge != 1 || total != 8))
+		return -EINVAL;
+	if ((wr->send_flags & XR_SEND_INLINE) &&
+	    (wr->opcode == XR_WR_RDMA_READ || is_atomic(wr->opcode)))
 		return -EINVAL;
 	if (wr->send_flags & XR_SEND_INLINE) {
 		if (total > qp->cap.max_inline_data)
@@ -474,6 +496,15 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 		w->opcode = wr->opcode;
 		w->send_flags = wr->send_flags;
 		w->imm_be = wr->imm_data;
+		if (is_atomic(wr->opcode)) {
+			w->remote_addr = wr->wr.atomic.remote_addr;
+			w->rkey = wr->wr.atomic.rkey;
+			w->compare_add = wr->wr.atomic.compare_add;
+			w->swap = wr->wr.atomic.swap;
+		} else {
+			w->remote_addr = wr->wr.rdma.remote_addr;
+			w->rkey = wr->wr.rdma.rkey;
+		}
 		w->signaled = qp->sq_sig_all || (wr->send_flags & XR_SEND_SIGNALED);
 		w->state = XR_SWQE_POSTED;
 		w->status = XR_WC_SUCCESS;

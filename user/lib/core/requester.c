@@ -2,50 +2,94 @@
 /*
  * The requester: turns send WQEs into request packets, one MTU at a time,
  * assigning PSNs once and retransmitting from any PSN after a rewind
- * (go-back-N).
+ * (go-back-N). A READ takes one PSN per response packet it asks for; a
+ * rewind into the middle of a READ asks again for the rest only.
  */
 #include <string.h>
 
 #include "core.h"
 
-static uint8_t send_opcode(const struct xr_swqe *w, uint32_t pkt)
+static bool wqe_is_read_atomic(const struct xr_swqe *w)
+{
+	return w->opcode == XR_WR_RDMA_READ || w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == XR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static uint8_t request_opcode(const struct xr_swqe *w, uint32_t pkt)
 {
 	bool first = pkt == 0, last = pkt + 1 == w->npkts;
-	bool imm = w->opcode == XR_WR_SEND_WITH_IMM;
+	bool imm = w->opcode == XR_WR_SEND_WITH_IMM || w->opcode == XR_WR_RDMA_WRITE_WITH_IMM;
+	/* FIRST, MIDDLE, LAST, LAST_IMM, ONLY, ONLY_IMM are consecutive for both. */
+	uint8_t base = (w->opcode == XR_WR_SEND || w->opcode == XR_WR_SEND_WITH_IMM)
+			       ? XR_OP_RC_SEND_FIRST
+			       : XR_OP_RC_WRITE_FIRST;
 
+	switch (w->opcode) {
+	case XR_WR_RDMA_READ:
+		return XR_OP_RC_READ_REQUEST;
+	case XR_WR_ATOMIC_CMP_AND_SWP:
+		return XR_OP_RC_CMP_SWAP;
+	case XR_WR_ATOMIC_FETCH_AND_ADD:
+		return XR_OP_RC_FETCH_ADD;
+	default:
+		break;
+	}
 	if (first && last)
-		return imm ? XR_OP_RC_SEND_ONLY_IMM : XR_OP_RC_SEND_ONLY;
+		return base + (imm ? 5 : 4);
 	if (first)
-		return XR_OP_RC_SEND_FIRST;
+		return base;
 	if (last)
-		return imm ? XR_OP_RC_SEND_LAST_IMM : XR_OP_RC_SEND_LAST;
-	return XR_OP_RC_SEND_MIDDLE;
+		return base + (imm ? 3 : 2);
+	return base + 1;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
 }
 
 /* First transmission of a WQE: check its local buffers, give it its PSNs. */
 static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 {
+	/* READ and atomic results are written into the local buffers. */
+	int need = wqe_is_read_atomic(w) ? XR_ACCESS_LOCAL_WRITE : 0;
+
 	for (int i = 0; i < w->num_sge; i++) {
-		enum xr_wc_status st =
-			xr_core_check_sge(qp->core, qp->pub.pd, &w->sge[i], 0);
+		enum xr_wc_status st = xr_core_check_sge(qp->core, qp->pub.pd, &w->sge[i], need);
 		if (st != XR_WC_SUCCESS)
 			return st;
 	}
-	w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
+	if (w->opcode == XR_WR_ATOMIC_CMP_AND_SWP || w->opcode == XR_WR_ATOMIC_FETCH_AND_ADD)
+		w->npkts = 1;
+	else
+		w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
 	w->first_psn = qp->snd_psn;
 	w->last_psn = xr_psn_add(qp->snd_psn, w->npkts - 1);
 	qp->snd_psn = xr_psn_add(qp->snd_psn, w->npkts);
 	w->psn_assigned = true;
+	if (wqe_is_read_atomic(w))
+		qp->rd_outstanding++;
 	return XR_WC_SUCCESS;
 }
 
+/* Sends packet pkt of w; for a READ, the request for packets pkt.. of the response. */
 static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 {
 	uint32_t off = pkt * qp->mtu;
+	bool is_read = w->opcode == XR_WR_RDMA_READ;
 	uint32_t len = w->length - off < qp->mtu ? w->length - off : qp->mtu;
-	bool last = pkt + 1 == w->npkts;
+	bool last = is_read || pkt + 1 == w->npkts;
 	struct xr_bth_fields bth = {
-		.opcode = send_opcode(w, pkt),
+		.opcode = request_opcode(w, pkt),
 		.se = last && (w->send_flags & XR_SEND_SOLICITED),
 		.ackreq = last || (pkt + 1) % XR_ACKREQ_INTERVAL == 0,
 		.dqpn = qp->dest_qpn,
@@ -54,15 +98,44 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 	const struct xr_opinfo *oi = &xr_opinfo[bth.opcode];
 	struct xr_pkt_out out;
 
+	if (is_read || !(oi->flags & XR_OPF_PAYLOAD))
+		len = 0;
 	if (!xr_core_frame_begin(qp->core, qp, &bth, len, &out))
 		return false;
+	if (oi->flags & XR_OPF_RETH) {
+		uint8_t *h = out.bth + xr_reth_off(oi->flags);
+		put64(h, w->remote_addr + off);
+		put32(h + 8, w->rkey);
+		put32(h + 12, is_read ? w->length - off : w->length);
+	}
+	if (oi->flags & XR_OPF_ATMETH) {
+		uint8_t *h = out.bth + xr_atmeth_off(oi->flags);
+		put64(h, w->remote_addr);
+		put32(h + 8, w->rkey);
+		put64(h + 12, w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ? w->swap : w->compare_add);
+		put64(h + 20, w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ? w->compare_add : 0);
+	}
 	if (oi->flags & XR_OPF_IMMDT)
 		memcpy(out.bth + xr_immdt_off(oi->flags), &w->imm_be, 4);
-	if (w->is_inline)
-		memcpy(out.payload, w->inline_data + off, len);
-	else
-		xr_sgl_copy_out(w->sge, w->num_sge, off, out.payload, len);
+	if (len) {
+		if (w->is_inline)
+			memcpy(out.payload, w->inline_data + off, len);
+		else
+			xr_sgl_copy_out(w->sge, w->num_sge, off, out.payload, len);
+	}
 	xr_core_frame_send(qp->core, qp, &out);
+	return true;
+}
+
+/* Whether w may start now: initiator depth, and fences behind READs/atomics. */
+static bool may_start(const struct xr_qp_impl *qp, const struct xr_swqe *w)
+{
+	uint32_t depth = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
+
+	if (wqe_is_read_atomic(w) && qp->rd_outstanding >= depth)
+		return false;
+	if ((w->send_flags & XR_SEND_FENCE) && qp->rd_outstanding)
+		return false;
 	return true;
 }
 
@@ -76,8 +149,11 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 
 		if (!w->psn_assigned) {
-			enum xr_wc_status st = start_wqe(qp, w);
+			enum xr_wc_status st;
 
+			if (!may_start(qp, w))
+				break;
+			st = start_wqe(qp, w);
 			if (st != XR_WC_SUCCESS) {
 				/* Nothing of it was sent; the QP goes to ERR as verbs requires. */
 				xr_swqe_complete(w, st);
@@ -93,10 +169,17 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 		if (!send_packet(qp, w, qp->tx_pkt))
 			break;
 		sent++;
-		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > 0 && !qp->retry_deadline)
+		if (!qp->retry_deadline)
 			qp->retry_deadline = now + xr_qp_ack_timeout_ns(qp);
-		qp->tx_psn = xr_psn_add(qp->tx_psn, 1);
-		if (++qp->tx_pkt == w->npkts) {
+		if (w->opcode == XR_WR_RDMA_READ) {
+			/* One request covers every response PSN left in the READ. */
+			qp->tx_psn = xr_psn_add(w->last_psn, 1);
+			qp->tx_pkt = w->npkts;
+		} else {
+			qp->tx_psn = xr_psn_add(qp->tx_psn, 1);
+			qp->tx_pkt++;
+		}
+		if (qp->tx_pkt == w->npkts) {
 			if (w->state == XR_SWQE_POSTED)
 				w->state = XR_SWQE_SENT;
 			qp->tx_idx++;

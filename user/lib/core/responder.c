@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The responder: checks each request's PSN against the expected PSN,
- * places SEND payloads into receive WQEs, completes them, and answers
- * with ACKs, RNR NAKs and NAKs as rxe does.
+ * places SEND payloads into receive WQEs and WRITE payloads into memory
+ * regions, executes atomics, answers READs, and sends ACKs, RNR NAKs and
+ * NAKs as rxe does. READ and atomic results live in responder resources so
+ * a duplicate request is replayed, never executed twice.
  */
+#include <string.h>
+
 #include "core.h"
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
 
 static void publish_epsn(struct xr_qp_impl *qp)
 {
@@ -32,13 +44,14 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 	xr_qp_to_error(qp);
 }
 
-static void complete_recv(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
+static void complete_recv(struct xr_qp_impl *qp, const struct xr_pkt *pkt,
+			  enum xr_wc_opcode opcode, uint32_t byte_len)
 {
 	struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
 	struct xr_wc wc = { .wr_id = r->wr_id,
 			    .status = XR_WC_SUCCESS,
-			    .opcode = XR_WC_RECV,
-			    .byte_len = qp->recv_off,
+			    .opcode = opcode,
+			    .byte_len = byte_len,
 			    .qp_num = qp->pub.qp_num,
 			    .src_qp = qp->dest_qpn };
 
@@ -95,10 +108,218 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	xr_sgl_copy_in(r->sge, r->num_sge, qp->recv_off, pkt->payload, pkt->payload_len);
 	qp->recv_off += pkt->payload_len;
 	if (f & XR_OPF_LAST) {
-		complete_recv(qp, pkt);
+		complete_recv(qp, pkt, XR_WC_RECV, qp->recv_off);
 		qp->msn = (qp->msn + 1) & 0xffffff;
 	}
 	return true;
+}
+
+/* The MR behind a remote access, or NULL: rkey, PD, QP and MR rights, bounds. */
+static struct xr_mr *check_remote(struct xr_qp_impl *qp, uint32_t rkey, uint64_t va,
+				  uint64_t len, int access)
+{
+	struct xr_mr *mr;
+	uint64_t start;
+
+	if (!(qp->access & access))
+		return NULL;
+	mr = xr_core_mr_lookup(qp->core, rkey);
+	if (!mr || mr->pd != qp->pub.pd || !(mr->access & access))
+		return NULL;
+	start = (uintptr_t)mr->addr;
+	if (va < start || len > mr->length || va - start > mr->length - len)
+		return NULL;
+	return mr;
+}
+
+static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
+{
+	uint32_t f = pkt->opflags;
+
+	if (f & XR_OPF_FIRST) {
+		if (qp->write_active || qp->recv_active) {
+			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+			return false;
+		}
+		if (!check_remote(qp, pkt->reth_rkey, pkt->reth_va, pkt->reth_len,
+				  XR_ACCESS_REMOTE_WRITE) &&
+		    pkt->reth_len) {
+			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
+			return false;
+		}
+		qp->write_active = true;
+		qp->write_va = pkt->reth_va;
+		qp->write_left = qp->write_total = pkt->reth_len;
+	} else if (!qp->write_active) {
+		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+		return false;
+	}
+	/* WRITE with immediate needs a receive WQE: RNR before anything is placed. */
+	if ((f & XR_OPF_RECV_WQE) && qp->rq_tail == qp->rq_head) {
+		if (f & XR_OPF_FIRST)
+			qp->write_active = false;
+		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
+		qp->rnr_naks_tx++;
+		return false;
+	}
+	if ((!(f & XR_OPF_LAST) && pkt->payload_len != qp->mtu) || pkt->payload_len > qp->mtu ||
+	    pkt->payload_len > qp->write_left || ((f & XR_OPF_LAST) && pkt->payload_len != qp->write_left)) {
+		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+		return false;
+	}
+	if (pkt->payload_len)
+		memcpy((void *)(uintptr_t)qp->write_va, pkt->payload, pkt->payload_len);
+	qp->write_va += pkt->payload_len;
+	qp->write_left -= pkt->payload_len;
+	if (f & XR_OPF_LAST) {
+		qp->write_active = false;
+		if (f & XR_OPF_RECV_WQE)
+			complete_recv(qp, pkt, XR_WC_RECV_RDMA_WITH_IMM, qp->write_total);
+		qp->msn = (qp->msn + 1) & 0xffffff;
+	}
+	return true;
+}
+
+static struct xr_rd_resource *new_resource(struct xr_qp_impl *qp)
+{
+	uint32_t n = qp->max_dest_rd_atomic ? qp->max_dest_rd_atomic : 1;
+	struct xr_rd_resource *res = &qp->rd_res[qp->rd_res_next % n];
+
+	qp->rd_res_next = (qp->rd_res_next + 1) % n;
+	memset(res, 0, sizeof(*res));
+	return res;
+}
+
+/* Accepts a READ or atomic request; its responses go out from xr_responder_run. */
+static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
+{
+	struct xr_rd_resource *res;
+	struct xr_mr *mr;
+
+	if (qp->recv_active || qp->write_active) {
+		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+		return false;
+	}
+	if (pkt->opflags & XR_OPF_READ) {
+		if (pkt->reth_len > (1u << 31)) {
+			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+			return false;
+		}
+		if (pkt->reth_len && !check_remote(qp, pkt->reth_rkey, pkt->reth_va,
+						   pkt->reth_len, XR_ACCESS_REMOTE_READ)) {
+			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
+			return false;
+		}
+		res = new_resource(qp);
+		res->va = pkt->reth_va;
+		res->length = pkt->reth_len;
+		res->first_psn = pkt->psn;
+		res->last_psn = xr_psn_add(pkt->psn, pkt->reth_len ? (pkt->reth_len - 1) / qp->mtu : 0);
+	} else {
+		uint64_t *target, old;
+
+		if (pkt->atm_va & 7) {
+			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+			return false;
+		}
+		mr = check_remote(qp, pkt->atm_rkey, pkt->atm_va, 8, XR_ACCESS_REMOTE_ATOMIC);
+		if (!mr) {
+			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
+			return false;
+		}
+		/* Atomic with respect to other QPs and the target's own CPU atomics. */
+		target = (uint64_t *)(uintptr_t)pkt->atm_va;
+		if (pkt->opcode == XR_OP_RC_CMP_SWAP) {
+			old = pkt->atm_compare;
+			__atomic_compare_exchange_n(target, &old, pkt->atm_swap_add, false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		} else {
+			old = __atomic_fetch_add(target, pkt->atm_swap_add, __ATOMIC_SEQ_CST);
+		}
+		res = new_resource(qp);
+		res->atomic = true;
+		res->orig = old;
+		res->first_psn = res->last_psn = pkt->psn;
+	}
+	res->next_psn = res->first_psn;
+	res->syndrome = XR_AETH_ACK | XR_AETH_ACK_UNLIMITED;
+	res->valid = true;
+	qp->msn = (qp->msn + 1) & 0xffffff;
+	/* The responses occupy the request's PSN and those after it; the caller steps past. */
+	qp->epsn = res->last_psn;
+	return true;
+}
+
+/* Sends the next response of res; false when no transmit buffer was free. */
+static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
+{
+	uint32_t n = (uint32_t)xr_psn_diff(res->next_psn, res->first_psn);
+	uint32_t npkts = (uint32_t)xr_psn_diff(res->last_psn, res->first_psn) + 1;
+	uint32_t off = n * qp->mtu, len = 0;
+	struct xr_bth_fields bth = { .dqpn = qp->dest_qpn, .psn = res->next_psn };
+	struct xr_pkt_out out;
+	uint8_t *aeth;
+
+	if (res->atomic) {
+		bth.opcode = XR_OP_RC_ATOMIC_ACK;
+	} else {
+		len = res->length - off < qp->mtu ? res->length - off : qp->mtu;
+		if (npkts == 1)
+			bth.opcode = XR_OP_RC_READ_RESPONSE_ONLY;
+		else if (n == 0)
+			bth.opcode = XR_OP_RC_READ_RESPONSE_FIRST;
+		else if (n + 1 == npkts)
+			bth.opcode = XR_OP_RC_READ_RESPONSE_LAST;
+		else
+			bth.opcode = XR_OP_RC_READ_RESPONSE_MIDDLE;
+	}
+	if (!xr_core_frame_begin(qp->core, qp, &bth, len, &out))
+		return false;
+	if (xr_opinfo[bth.opcode].flags & XR_OPF_AETH) {
+		aeth = out.ext;
+		put32(aeth, (uint32_t)res->syndrome << 24 | qp->msn);
+	}
+	if (res->atomic) {
+		uint8_t *h = out.bth + xr_atmack_off(xr_opinfo[bth.opcode].flags);
+		put32(h, (uint32_t)(res->orig >> 32));
+		put32(h + 4, (uint32_t)res->orig);
+	} else if (len) {
+		memcpy(out.payload, (const void *)(uintptr_t)(res->va + off), len);
+	}
+	xr_core_frame_send(qp->core, qp, &out);
+	res->next_psn = xr_psn_add(res->next_psn, 1);
+	return true;
+}
+
+void xr_responder_run(struct xr_qp_impl *qp)
+{
+	uint32_t n = qp->max_dest_rd_atomic ? qp->max_dest_rd_atomic : 1;
+
+	/* Oldest first: the requester takes responses in PSN order only. */
+	for (uint32_t k = 0; k < n; k++) {
+		struct xr_rd_resource *res = &qp->rd_res[(qp->rd_res_next + k) % n];
+
+		while (res->valid && xr_psn_diff(res->next_psn, res->last_psn) <= 0)
+			if (!send_response(qp, res))
+				return;
+	}
+}
+
+/* A duplicate READ or atomic: replay its saved response from its PSN. */
+static void replay(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
+{
+	for (uint32_t i = 0; i < XR_MAX_RD_ATOMIC; i++) {
+		struct xr_rd_resource *res = &qp->rd_res[i];
+
+		if (!res->valid || xr_psn_diff(pkt->psn, res->first_psn) < 0 ||
+		    xr_psn_diff(pkt->psn, res->last_psn) > 0)
+			continue;
+		if (res->atomic != !!(pkt->opflags & XR_OPF_ATOMIC))
+			return;
+		res->next_psn = pkt->psn;
+		xr_responder_run(qp);
+		return;
+	}
 }
 
 void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
@@ -116,18 +337,30 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 		return;
 	}
 	if (d < 0) {
-		/* Duplicate: already placed; re-acknowledge what we have. */
 		qp->dup_requests++;
+		if (pkt->opflags & (XR_OPF_READ | XR_OPF_ATOMIC)) {
+			replay(qp, pkt);
+			return;
+		}
+		/* A duplicate SEND/WRITE: already placed; re-acknowledge what we have. */
 		xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED,
 				 xr_psn_add(qp->epsn, XR_PSN_MASK));
 		return;
 	}
 	qp->nak_sent = false;
-	if (!(pkt->opflags & XR_OPF_SEND) || (pkt->opflags & XR_OPF_IETH)) {
+	if (pkt->opflags & XR_OPF_IETH) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 		return;
 	}
-	if (!handle_send(qp, pkt))
+	if (pkt->opflags & (XR_OPF_READ | XR_OPF_ATOMIC)) {
+		if (!handle_read_atomic(qp, pkt))
+			return;
+		qp->epsn = xr_psn_add(qp->epsn, 1);
+		publish_epsn(qp);
+		xr_responder_run(qp);
+		return;
+	}
+	if (!((pkt->opflags & XR_OPF_SEND) ? handle_send(qp, pkt) : handle_write(qp, pkt)))
 		return;
 	qp->epsn = xr_psn_add(qp->epsn, 1);
 	publish_epsn(qp);
