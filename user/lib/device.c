@@ -39,10 +39,9 @@ static enum xr_mtu active_mtu_for(uint32_t netdev_mtu)
 static int open_device(struct xr_device *dev, const char *ifname,
 		       const struct xr_device_open_attr *attr)
 {
-	struct xr_core_port port = { .tx_alloc = port_tx_alloc,
-				     .tx_submit = port_tx_submit,
-				     .tx_abort = port_tx_abort };
-	struct xr_xsk_port_config pcfg = { 0 };
+	struct xr_core_port port = {
+	    .tx_alloc = port_tx_alloc, .tx_submit = port_tx_submit, .tx_abort = port_tx_abort};
+	struct xr_xsk_port_config pcfg = {0};
 	const char *busy;
 	int err, ngids;
 

@@ -25,9 +25,9 @@ struct xr_device {
 	bool attached_by_us;
 	struct xr_xsk_port *port;
 
-	int wake_fd; /* eventfd: work was posted while the engine slept */
+	int wake_fd;  /* eventfd: work was posted while the engine slept */
 	int sleeping; /* atomic: the engine is (about to be) blocked in poll */
-	int stop; /* atomic */
+	int stop;     /* atomic */
 	uint64_t busy_poll_ns;
 	pthread_t engine;
 	bool engine_running;

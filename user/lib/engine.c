@@ -69,8 +69,8 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline)
 			wait = deadline - now;
 	}
 	for (int i = 0; i < nfds && n < XR_MAX_QUEUES; i++)
-		pfd[n++] = (struct pollfd){ .fd = xr_xsk_port_fd(dev->port, i), .events = POLLIN };
-	pfd[n++] = (struct pollfd){ .fd = dev->wake_fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){.fd = xr_xsk_port_fd(dev->port, i), .events = POLLIN};
+	pfd[n++] = (struct pollfd){.fd = dev->wake_fd, .events = POLLIN};
 	ts.tv_sec = (time_t)(wait / 1000000000ull);
 	ts.tv_nsec = (long)(wait % 1000000000ull);
 	if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0 && (pfd[n - 1].revents & POLLIN)) {

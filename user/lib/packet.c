@@ -49,7 +49,7 @@ static inline void wr32(uint8_t *p, uint32_t v)
 
 bool xr_gid_is_v4mapped(const union xr_gid *gid)
 {
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
 }
 
@@ -245,8 +245,8 @@ uint32_t xr_icrc(const uint8_t *frame, uint32_t l3_off, bool ipv6, uint32_t icrc
 		ip[1] = ip[2] = ip[3] = 0xff;
 		ip[7] = 0xff; /* hop limit */
 	} else {
-		ip[1] = 0xff; /* TOS */
-		ip[8] = 0xff; /* TTL */
+		ip[1] = 0xff;		/* TOS */
+		ip[8] = 0xff;		/* TTL */
 		ip[10] = ip[11] = 0xff; /* header checksum */
 	}
 	udp = ip + l3_len;
@@ -262,8 +262,8 @@ bool xr_pkt_icrc_ok(const struct xr_pkt *pkt)
 	uint32_t icrc_off = (uint32_t)(pkt->icrc - pkt->frame);
 	uint32_t want = xr_icrc(pkt->frame, pkt->l3_off, pkt->ipv6, icrc_off);
 	const uint8_t *c = pkt->icrc;
-	uint32_t got = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 |
-		       (uint32_t)c[3] << 24;
+	uint32_t got =
+	    (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
 	return want == got;
 }
 
@@ -326,8 +326,8 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 	memcpy(buf + 6, path->smac, 6);
 	wr16(buf + 12, ipv6 ? ETH_P_IPV6 : ETH_P_IPV4);
 	if (ipv6) {
-		wr32(l3, 6u << 28 | (uint32_t)path->traffic_class << 20 |
-				 (path->flow_label & 0xfffff));
+		wr32(l3,
+		     6u << 28 | (uint32_t)path->traffic_class << 20 | (path->flow_label & 0xfffff));
 		wr16(l3 + 4, (uint16_t)udp_len);
 		l3[6] = IPPROTO_UDP_NUM;
 		l3[7] = hop;

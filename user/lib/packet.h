@@ -20,7 +20,7 @@
 
 enum xr_parse_result {
 	XR_PARSE_OK = 0,
-	XR_PARSE_NOT_ROCE, /* not IPv4/IPv6 UDP to port 4791 */
+	XR_PARSE_NOT_ROCE,  /* not IPv4/IPv6 UDP to port 4791 */
 	XR_PARSE_TRUNCATED, /* ends inside a header */
 	XR_PARSE_BAD_TVER,
 	XR_PARSE_BAD_OPCODE,
@@ -46,8 +46,8 @@ struct xr_pkt {
 
 	const uint8_t *payload;
 	uint32_t payload_len; /* without pad and ICRC */
-	const uint8_t *icrc; /* the 4 ICRC bytes */
-	uint32_t roce_len; /* IP header .. ICRC, inclusive */
+	const uint8_t *icrc;  /* the 4 ICRC bytes */
+	uint32_t roce_len;    /* IP header .. ICRC, inclusive */
 
 	/* Extension headers, decoded to host order when present. */
 	uint64_t reth_va;

@@ -13,7 +13,7 @@ struct xr_xsk_port;
 
 struct xr_xsk_port_config {
 	int ifindex;
-	int xsk_map_fd; /* XSKMAP of the attached XDP program: slot = rx queue id */
+	int xsk_map_fd;	      /* XSKMAP of the attached XDP program: slot = rx queue id */
 	uint32_t frame_count; /* UMEM frames; 0: 8192 */
 };
 

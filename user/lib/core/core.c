@@ -117,7 +117,7 @@ static void put24(uint8_t *p, uint32_t v)
 
 bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndrome, uint32_t psn)
 {
-	struct xr_bth_fields bth = { .opcode = XR_OP_RC_ACK, .dqpn = qp->dest_qpn, .psn = psn };
+	struct xr_bth_fields bth = {.opcode = XR_OP_RC_ACK, .dqpn = qp->dest_qpn, .psn = psn};
 	struct xr_pkt_out out;
 	uint8_t *aeth;
 

@@ -55,7 +55,7 @@ struct xr_cq_impl {
 	struct xr_cq pub;
 	struct xr_core *core;
 	struct xr_wc *ring;
-	uint32_t size; /* slots, a power of two */
+	uint32_t size;	     /* slots, a power of two */
 	uint32_t head, tail; /* produced, consumed */
 	uint64_t overflows;
 	uint32_t refs; /* QPs using it */
@@ -63,8 +63,8 @@ struct xr_cq_impl {
 
 enum xr_swqe_state {
 	XR_SWQE_POSTED, /* not yet (fully) transmitted */
-	XR_SWQE_SENT, /* every packet transmitted, waiting for the response */
-	XR_SWQE_DONE, /* completed, waiting to be retired in order */
+	XR_SWQE_SENT,	/* every packet transmitted, waiting for the response */
+	XR_SWQE_DONE,	/* completed, waiting to be retired in order */
 };
 
 struct xr_swqe {
@@ -98,7 +98,7 @@ struct xr_rd_resource {
 	uint32_t next_psn; /* next response to send; last_psn + 1 when all sent */
 	uint64_t va;
 	uint32_t length;
-	uint64_t orig; /* atomic: the value before the operation */
+	uint64_t orig;	  /* atomic: the value before the operation */
 	uint8_t syndrome; /* ACK, or the NAK the request earned */
 };
 
@@ -141,21 +141,21 @@ struct xr_qp_impl {
 
 	/* requester */
 	uint32_t snd_psn; /* next PSN never sent before */
-	uint32_t tx_idx; /* WQE the next packet belongs to */
-	uint32_t tx_pkt; /* packet number inside it */
-	uint32_t tx_psn; /* PSN of the next packet to (re)transmit */
+	uint32_t tx_idx;  /* WQE the next packet belongs to */
+	uint32_t tx_pkt;  /* packet number inside it */
+	uint32_t tx_psn;  /* PSN of the next packet to (re)transmit */
 
 	/* completer */
-	uint32_t acked_psn; /* last PSN acknowledged (snd start - 1 initially) */
+	uint32_t acked_psn;	 /* last PSN acknowledged (snd start - 1 initially) */
 	uint64_t retry_deadline; /* 0: no timer */
-	uint64_t rnr_deadline; /* 0: not waiting after an RNR NAK */
+	uint64_t rnr_deadline;	 /* 0: not waiting after an RNR NAK */
 	uint8_t retry_left, rnr_left;
 	uint32_t rd_outstanding; /* READ/atomic WQEs sent and not completed */
 
 	/* responder */
 	uint32_t epsn; /* next expected PSN */
 	uint32_t msn;
-	bool nak_sent; /* a PSN sequence NAK for the current gap is out */
+	bool nak_sent;	  /* a PSN sequence NAK for the current gap is out */
 	bool recv_active; /* a multi-packet SEND is being received */
 	uint32_t recv_off;
 	bool write_active; /* a multi-packet WRITE is being placed */
@@ -166,7 +166,7 @@ struct xr_qp_impl {
 
 	/* statistics */
 	uint64_t rx_frames, tx_frames, retransmits, rnr_naks_rx, rnr_naks_tx, seq_naks_tx,
-		dup_requests, timeouts;
+	    dup_requests, timeouts;
 };
 
 struct xr_core_stats {
@@ -209,14 +209,12 @@ uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
 			     struct xr_pkt_out *out);
 void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_pkt_out *out);
 /* Returns false when no tx buffer was available. */
-bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndrome,
-		      uint32_t psn);
+bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndrome, uint32_t psn);
 
 /* ---- mr.c ---- */
 struct xr_pd *xr_core_alloc_pd(struct xr_core *core);
 int xr_core_dealloc_pd(struct xr_pd *pd);
-struct xr_mr *xr_core_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access,
-				  int *err);
+struct xr_mr *xr_core_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access, int *err);
 int xr_core_dereg_mr(struct xr_mr *mr);
 struct xr_mr *xr_core_mr_lookup(struct xr_core *core, uint32_t key);
 /* Checks an SGE against its MR: 0, or the completion status to report. */
@@ -241,8 +239,7 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp);
 /* path.dmac must be resolved by the caller when attr_mask has XR_QP_AV. */
 int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int attr_mask,
 		      const uint8_t *dmac);
-int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *attr,
-		     struct xr_qp_init_attr *init);
+int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *attr, struct xr_qp_init_attr *init);
 int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_send_wr **bad);
 int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad);
 /* Moves qp to ERR and flushes both queues; the first SQ WQE gets status. */

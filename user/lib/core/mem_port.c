@@ -64,8 +64,9 @@ static void enqueue(struct xr_mem_dir *d, uint32_t slot)
 		d->counters.corrupted++;
 	}
 	if (imp->reorder_window > 0 && d->qcount && rng_chance(&d->rng, imp->reorder)) {
-		uint32_t span = d->qcount < (uint32_t)imp->reorder_window ? d->qcount
-									   : (uint32_t)imp->reorder_window;
+		uint32_t span = d->qcount < (uint32_t)imp->reorder_window
+				    ? d->qcount
+				    : (uint32_t)imp->reorder_window;
 
 		ahead = 1 + (uint32_t)(rng_next(&d->rng) % span);
 		d->counters.reordered++;
@@ -192,8 +193,8 @@ void xr_mem_link_port(struct xr_mem_link *link, int side, struct xr_core_port *p
 	port->tx_abort = mem_tx_abort;
 }
 
-uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core *core,
-			     uint64_t now, uint32_t max)
+uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core *core, uint64_t now,
+			     uint32_t max)
 {
 	struct xr_mem_dir *d = &link->dir[1 - side];
 	uint32_t n = 0;

@@ -110,21 +110,21 @@ enum xr_wc_status xr_core_check_sge(struct xr_core *core, struct xr_pd *pd,
 }
 
 /* Walks the list from offset, calling back with (sge pointer, length) spans. */
-#define SGL_WALK(sge, num_sge, offset, len, body)                                       \
-	do {                                                                            \
-		uint32_t skip_ = (offset), left_ = (len);                               \
-		for (int i_ = 0; i_ < (num_sge) && left_; i_++) {                       \
-			uint32_t l_ = (sge)[i_].length;                                 \
-			if (skip_ >= l_) {                                              \
-				skip_ -= l_;                                            \
-				continue;                                               \
-			}                                                               \
-			uint8_t *p_ = (uint8_t *)(uintptr_t)(sge)[i_].addr + skip_;     \
-			uint32_t n_ = l_ - skip_ < left_ ? l_ - skip_ : left_;          \
-			body;                                                           \
-			skip_ = 0;                                                      \
-			left_ -= n_;                                                    \
-		}                                                                       \
+#define SGL_WALK(sge, num_sge, offset, len, body)                                                  \
+	do {                                                                                       \
+		uint32_t skip_ = (offset), left_ = (len);                                          \
+		for (int i_ = 0; i_ < (num_sge) && left_; i_++) {                                  \
+			uint32_t l_ = (sge)[i_].length;                                            \
+			if (skip_ >= l_) {                                                         \
+				skip_ -= l_;                                                       \
+				continue;                                                          \
+			}                                                                          \
+			uint8_t *p_ = (uint8_t *)(uintptr_t)(sge)[i_].addr + skip_;                \
+			uint32_t n_ = l_ - skip_ < left_ ? l_ - skip_ : left_;                     \
+			body;                                                                      \
+			skip_ = 0;                                                                 \
+			left_ -= n_;                                                               \
+		}                                                                                  \
 	} while (0)
 
 void xr_sgl_copy_out(const struct xr_sge *sge, int num_sge, uint32_t offset, uint8_t *dst,

@@ -49,8 +49,7 @@ static bool cap_ok(const struct xr_qp_cap *cap)
 	       cap->max_recv_sge <= XR_MAX_SGE && cap->max_inline_data <= XR_MAX_INLINE;
 }
 
-struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr,
-				     int *err)
+struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr, int *err)
 {
 	struct xr_core *core = pd->core;
 	struct xr_qp_impl *qp;
@@ -132,14 +131,13 @@ struct transition {
 };
 
 #define RC_INIT_ATTRS (XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS)
-#define RC_RTR_REQUIRED                                                                 \
-	(XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC | \
+#define RC_RTR_REQUIRED                                                                            \
+	(XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC |    \
 	 XR_QP_MIN_RNR_TIMER)
-#define RC_RTS_REQUIRED                                                                 \
-	(XR_QP_SQ_PSN | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |                 \
-	 XR_QP_MAX_QP_RD_ATOMIC)
-#define RC_RTS_OPTIONAL                                                                 \
-	(XR_QP_CUR_STATE | XR_QP_ACCESS_FLAGS | XR_QP_MIN_RNR_TIMER | XR_QP_ALT_PATH |      \
+#define RC_RTS_REQUIRED                                                                            \
+	(XR_QP_SQ_PSN | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY | XR_QP_MAX_QP_RD_ATOMIC)
+#define RC_RTS_OPTIONAL                                                                            \
+	(XR_QP_CUR_STATE | XR_QP_ACCESS_FLAGS | XR_QP_MIN_RNR_TIMER | XR_QP_ALT_PATH |             \
 	 XR_QP_PATH_MIG_STATE)
 
 /* The RC rows of the verbs table (ib_modify_qp_is_ok); valid == required|optional set. */
@@ -185,8 +183,7 @@ static int check_values(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int m
 	    (a->qp_access_flags & ~(unsigned)(XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE |
 					      XR_ACCESS_REMOTE_READ | XR_ACCESS_REMOTE_ATOMIC)))
 		return -EINVAL;
-	if ((mask & XR_QP_PATH_MTU) &&
-	    (a->path_mtu < XR_MTU_256 || a->path_mtu > core->active_mtu))
+	if ((mask & XR_QP_PATH_MTU) && (a->path_mtu < XR_MTU_256 || a->path_mtu > core->active_mtu))
 		return -EINVAL;
 	if ((mask & XR_QP_DEST_QPN) && a->dest_qp_num > XR_QPN_MASK)
 		return -EINVAL;
@@ -225,8 +222,7 @@ static void reset_transport(struct xr_qp_impl *qp)
 	memset(qp->rd_res, 0, sizeof(qp->rd_res));
 }
 
-static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask,
-		  const uint8_t *dmac)
+static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, const uint8_t *dmac)
 {
 	struct xr_core *core = qp->core;
 
@@ -256,7 +252,7 @@ static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask,
 	}
 	if (mask & (XR_QP_AV | XR_QP_DEST_QPN))
 		qp->path.udp_sport =
-			xr_udp_sport_for_conn(qp->ah.grh.flow_label, qp->pub.qp_num, qp->dest_qpn);
+		    xr_udp_sport_for_conn(qp->ah.grh.flow_label, qp->pub.qp_num, qp->dest_qpn);
 	if (mask & XR_QP_RQ_PSN)
 		qp->epsn = a->rq_psn & XR_PSN_MASK;
 	if (mask & XR_QP_SQ_PSN) {
@@ -380,7 +376,7 @@ void xr_qp_retire_sends(struct xr_qp_impl *qp)
 {
 	while (qp->sq_tail != qp->sq_head) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->sq_tail);
-		struct xr_wc wc = { 0 };
+		struct xr_wc wc = {0};
 
 		if (w->state != XR_SWQE_DONE)
 			break;
@@ -409,10 +405,10 @@ void xr_qp_flush(struct xr_qp_impl *qp)
 	xr_qp_retire_sends(qp);
 	while (qp->rq_tail != qp->rq_head) {
 		struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
-		struct xr_wc wc = { .wr_id = r->wr_id,
-				    .status = XR_WC_WR_FLUSH_ERR,
-				    .opcode = XR_WC_RECV,
-				    .qp_num = qp->pub.qp_num };
+		struct xr_wc wc = {.wr_id = r->wr_id,
+				   .status = XR_WC_WR_FLUSH_ERR,
+				   .opcode = XR_WC_RECV,
+				   .qp_num = qp->pub.qp_num};
 
 		xr_cq_push(qp->rcq, &wc);
 		qp->rq_tail++;

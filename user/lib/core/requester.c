@@ -21,8 +21,8 @@ static uint8_t request_opcode(const struct xr_swqe *w, uint32_t pkt)
 	bool imm = w->opcode == XR_WR_SEND_WITH_IMM || w->opcode == XR_WR_RDMA_WRITE_WITH_IMM;
 	/* FIRST, MIDDLE, LAST, LAST_IMM, ONLY, ONLY_IMM are consecutive for both. */
 	uint8_t base = (w->opcode == XR_WR_SEND || w->opcode == XR_WR_SEND_WITH_IMM)
-			       ? XR_OP_RC_SEND_FIRST
-			       : XR_OP_RC_WRITE_FIRST;
+			   ? XR_OP_RC_SEND_FIRST
+			   : XR_OP_RC_WRITE_FIRST;
 
 	switch (w->opcode) {
 	case XR_WR_RDMA_READ:
@@ -89,11 +89,11 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 	uint32_t len = w->length - off < qp->mtu ? w->length - off : qp->mtu;
 	bool last = is_read || pkt + 1 == w->npkts;
 	struct xr_bth_fields bth = {
-		.opcode = request_opcode(w, pkt),
-		.se = last && (w->send_flags & XR_SEND_SOLICITED),
-		.ackreq = last || (pkt + 1) % XR_ACKREQ_INTERVAL == 0,
-		.dqpn = qp->dest_qpn,
-		.psn = xr_psn_add(w->first_psn, pkt),
+	    .opcode = request_opcode(w, pkt),
+	    .se = last && (w->send_flags & XR_SEND_SOLICITED),
+	    .ackreq = last || (pkt + 1) % XR_ACKREQ_INTERVAL == 0,
+	    .dqpn = qp->dest_qpn,
+	    .psn = xr_psn_add(w->first_psn, pkt),
 	};
 	const struct xr_opinfo *oi = &xr_opinfo[bth.opcode];
 	struct xr_pkt_out out;

@@ -31,11 +31,11 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 {
 	if (recv_status != XR_WC_SUCCESS && qp->rq_tail != qp->rq_head) {
 		struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
-		struct xr_wc wc = { .wr_id = r->wr_id,
-				    .status = recv_status,
-				    .opcode = XR_WC_RECV,
-				    .qp_num = qp->pub.qp_num,
-				    .src_qp = qp->dest_qpn };
+		struct xr_wc wc = {.wr_id = r->wr_id,
+				   .status = recv_status,
+				   .opcode = XR_WC_RECV,
+				   .qp_num = qp->pub.qp_num,
+				   .src_qp = qp->dest_qpn};
 
 		xr_cq_push(qp->rcq, &wc);
 		qp->rq_tail++;
@@ -44,16 +44,16 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 	xr_qp_to_error(qp);
 }
 
-static void complete_recv(struct xr_qp_impl *qp, const struct xr_pkt *pkt,
-			  enum xr_wc_opcode opcode, uint32_t byte_len)
+static void complete_recv(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
+			  uint32_t byte_len)
 {
 	struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
-	struct xr_wc wc = { .wr_id = r->wr_id,
-			    .status = XR_WC_SUCCESS,
-			    .opcode = opcode,
-			    .byte_len = byte_len,
-			    .qp_num = qp->pub.qp_num,
-			    .src_qp = qp->dest_qpn };
+	struct xr_wc wc = {.wr_id = r->wr_id,
+			   .status = XR_WC_SUCCESS,
+			   .opcode = opcode,
+			   .byte_len = byte_len,
+			   .qp_num = qp->pub.qp_num,
+			   .src_qp = qp->dest_qpn};
 
 	if (pkt->opflags & XR_OPF_IMMDT) {
 		wc.imm_data = pkt->imm_be;
@@ -115,8 +115,8 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 }
 
 /* The MR behind a remote access, or NULL: rkey, PD, QP and MR rights, bounds. */
-static struct xr_mr *check_remote(struct xr_qp_impl *qp, uint32_t rkey, uint64_t va,
-				  uint64_t len, int access)
+static struct xr_mr *check_remote(struct xr_qp_impl *qp, uint32_t rkey, uint64_t va, uint64_t len,
+				  int access)
 {
 	struct xr_mr *mr;
 	uint64_t start;
@@ -163,7 +163,8 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		return false;
 	}
 	if ((!(f & XR_OPF_LAST) && pkt->payload_len != qp->mtu) || pkt->payload_len > qp->mtu ||
-	    pkt->payload_len > qp->write_left || ((f & XR_OPF_LAST) && pkt->payload_len != qp->write_left)) {
+	    pkt->payload_len > qp->write_left ||
+	    ((f & XR_OPF_LAST) && pkt->payload_len != qp->write_left)) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 		return false;
 	}
@@ -205,8 +206,8 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
-		if (pkt->reth_len && !check_remote(qp, pkt->reth_rkey, pkt->reth_va,
-						   pkt->reth_len, XR_ACCESS_REMOTE_READ)) {
+		if (pkt->reth_len && !check_remote(qp, pkt->reth_rkey, pkt->reth_va, pkt->reth_len,
+						   XR_ACCESS_REMOTE_READ)) {
 			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
 			return false;
 		}
@@ -214,7 +215,8 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		res->va = pkt->reth_va;
 		res->length = pkt->reth_len;
 		res->first_psn = pkt->psn;
-		res->last_psn = xr_psn_add(pkt->psn, pkt->reth_len ? (pkt->reth_len - 1) / qp->mtu : 0);
+		res->last_psn =
+		    xr_psn_add(pkt->psn, pkt->reth_len ? (pkt->reth_len - 1) / qp->mtu : 0);
 	} else {
 		uint64_t *target, old;
 
@@ -256,7 +258,7 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 	uint32_t n = (uint32_t)xr_psn_diff(res->next_psn, res->first_psn);
 	uint32_t npkts = (uint32_t)xr_psn_diff(res->last_psn, res->first_psn) + 1;
 	uint32_t off = n * qp->mtu, len = 0;
-	struct xr_bth_fields bth = { .dqpn = qp->dest_qpn, .psn = res->next_psn };
+	struct xr_bth_fields bth = {.dqpn = qp->dest_qpn, .psn = res->next_psn};
 	struct xr_pkt_out out;
 	uint8_t *aeth;
 
