@@ -29,6 +29,12 @@ struct xr_device {
 	int sleeping; /* atomic: the engine is (about to be) blocked in poll */
 	int stop;     /* atomic */
 	uint64_t busy_poll_ns;
+	/*
+	 * Until this time (atomic, ns) an application thread is spinning in
+	 * xr_poll_cq and doing engine rounds itself: the engine thread keeps
+	 * off the sockets meanwhile instead of fighting it for the lock.
+	 */
+	uint64_t app_poll_until;
 	pthread_t engine;
 	bool engine_running;
 };
@@ -38,6 +44,9 @@ int xr_engine_start(struct xr_device *dev);
 void xr_engine_stop(struct xr_device *dev);
 /* One receive/transport/transmit round, with dev->lock held; true if it did work. */
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
+/* How long a poll_cq call keeps the engine thread off the sockets. */
+#define XR_APP_POLL_GRACE_NS 1000000ull
+
 /* Called after posting work: wakes the engine if it sleeps. */
 void xr_engine_kick(struct xr_device *dev);
 

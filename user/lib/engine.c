@@ -54,10 +54,10 @@ static bool engine_round(struct xr_device *dev, uint64_t *deadline)
 	return busy;
 }
 
-static void engine_sleep(struct xr_device *dev, uint64_t deadline)
+static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_sockets)
 {
 	struct pollfd pfd[XR_MAX_QUEUES + 1];
-	int nfds = xr_xsk_port_nfds(dev->port), n = 0;
+	int nfds = watch_sockets ? xr_xsk_port_nfds(dev->port) : 0, n = 0;
 	uint64_t now = xr_now_ns(), wait = MAX_SLEEP_NS;
 	struct timespec ts;
 	uint64_t v;
@@ -85,6 +85,16 @@ static void *engine_main(void *arg)
 	uint64_t idle_since = xr_now_ns(), deadline;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t app_until = __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED);
+
+		if (xr_now_ns() < app_until) {
+			/* The application drives the engine; stand by for when it stops. */
+			__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
+			engine_sleep(dev, app_until, false);
+			__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
+			idle_since = xr_now_ns();
+			continue;
+		}
 		if (engine_round(dev, &deadline)) {
 			idle_since = xr_now_ns();
 			continue;
@@ -98,7 +108,7 @@ static void *engine_main(void *arg)
 		 */
 		__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
 		if (!engine_round(dev, &deadline))
-			engine_sleep(dev, deadline);
+			engine_sleep(dev, deadline, true);
 		__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
 		idle_since = xr_now_ns();
 	}
@@ -109,6 +119,9 @@ void xr_engine_kick(struct xr_device *dev)
 {
 	uint64_t one = 1;
 
+	/* A polling application transmits on its own thread: no need to wake the engine. */
+	if (xr_now_ns() < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED))
+		return;
 	if (__atomic_load_n(&dev->sleeping, __ATOMIC_SEQ_CST)) {
 		ssize_t r = write(dev->wake_fd, &one, sizeof(one));
 		(void)r;

@@ -135,6 +135,8 @@ int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 		 */
 		uint64_t deadline;
 
+		__atomic_store_n(&cq->device->app_poll_until, xr_now_ns() + XR_APP_POLL_GRACE_NS,
+				 __ATOMIC_RELAXED);
 		if (pthread_mutex_trylock(&cq->device->lock))
 			return 0;
 		xr_engine_round_locked(cq->device, &deadline);
@@ -236,6 +238,12 @@ int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **ba
 	dev = qp->device;
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_post_send(qp_impl(qp), wr, bad_wr);
+	if (xr_now_ns() < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED)) {
+		/* The application drives the engine: transmit now, on this thread. */
+		uint64_t deadline;
+
+		xr_engine_round_locked(dev, &deadline);
+	}
 	pthread_mutex_unlock(&dev->lock);
 	xr_engine_kick(dev);
 	return err ? fail(err) : 0;

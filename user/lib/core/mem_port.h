@@ -23,17 +23,17 @@
 struct xr_mem_impair {
 	double loss;
 	double duplicate; /* a second copy is queued (impaired on its own) */
-	double reorder; /* a frame overtakes up to reorder_window queued frames */
+	double reorder;	  /* a frame overtakes up to reorder_window queued frames */
 	int reorder_window;
 	double corrupt; /* one random bit of the frame is flipped */
 };
 
 /* What happened to the frames sent by one side. */
 struct xr_mem_counters {
-	uint64_t submitted; /* handed to tx_submit */
-	uint64_t aborted; /* tx_alloc'd, then tx_abort'ed */
+	uint64_t submitted;    /* handed to tx_submit */
+	uint64_t aborted;      /* tx_alloc'd, then tx_abort'ed */
 	uint64_t alloc_failed; /* tx_alloc found the direction full */
-	uint64_t dropped; /* lost on purpose */
+	uint64_t dropped;      /* lost on purpose */
 	uint64_t duplicated;
 	uint64_t dup_no_room; /* a duplicate skipped because the direction was full */
 	uint64_t reordered;
@@ -77,8 +77,8 @@ void xr_mem_link_set_tap(struct xr_mem_link *link, xr_mem_tap_fn tap, void *arg)
 /* The port through which the core at side sends. */
 void xr_mem_link_port(struct xr_mem_link *link, int side, struct xr_core_port *port);
 /* Feeds up to max frames queued toward side to core; returns how many. */
-uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core *core,
-			     uint64_t now, uint32_t max);
+uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core *core, uint64_t now,
+			     uint32_t max);
 /* Frames waiting to be delivered to side. */
 uint32_t xr_mem_link_queued(const struct xr_mem_link *link, int side);
 /* Counters of the frames sent by side. */
