@@ -1,0 +1,1417 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * send_e2e: RC SEND end to end between two processes through the XDP program
+ * and AF_XDP, using only the public API.
+ *
+ *   send_e2e server IFNAME [-p PORT]             the receiving side
+ *   send_e2e client IFNAME SERVER_IP [-p PORT]   the sending side
+ *
+ * The two sides connect two QP pairs (a main pair, and a pair that the
+ * length-error case is allowed to break) over an out-of-band TCP exchange,
+ * then run the cases in lockstep: the server posts its receives and says
+ * "ready", the client sends, each side checks what it sees, and the two
+ * verdicts are exchanged, so both sides print one line per case with their
+ * own verdict and the peer's. The exit status is 1 when any case failed on
+ * either side.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xroce/xroce.h"
+
+#define PROG "send_e2e"
+#define DEFAULT_PORT 18779
+
+/* Bounds on every wait. */
+#define ACCEPT_TIMEOUT_MS 30000
+#define CONNECT_RETRY_MS 20000
+#define OOB_TIMEOUT_MS 30000
+#define CASE_TIMEOUT_MS 20000
+#define STREAM_TIMEOUT_MS 120000
+#define STATE_CHANGE_TIMEOUT_MS 2000
+/* How long "no further completion" is watched for. */
+#define QUIET_WAIT_MS 300
+
+/*
+ * Two test processes and two engine threads share two cores: after a short
+ * spin an empty poll sleeps briefly so that the engine threads get to run.
+ */
+#define SPIN_POLLS_BEFORE_SLEEP 256
+#define IDLE_SLEEP_NS 20000
+
+/* Every receive area is surrounded by this byte; a write outside shows. */
+#define CANARY 0xc5
+#define CANARY_LEN 64
+
+#define BIG_SEND_SIZE (1u << 20)
+#define BUF_A_SIZE (2u << 20)
+#define BUF_B_SIZE (64u << 10)
+
+#define STREAM_MSGS 10000
+#define STREAM_MSG_SIZE 4096
+#define STREAM_DEPTH 64
+#define STREAM_RECV_SLOTS 256
+#define STREAM_SEED 0x5eed0000u
+
+#define UNSIGNALED_SENDS 5
+#define UNSIGNALED_AREA 4096
+
+#define ERR_RECV_SIZE 100
+#define ERR_SEND_SIZE 500
+
+#define IMM_VALUE 0x12345678u
+
+#define MAIN_SEND_WR 128
+#define MAIN_RECV_WR 512
+#define MAX_SGE 4
+
+/* Receive areas of the scatter case, deliberately out of address order. */
+static const struct {
+	uint32_t offset, length;
+} scatter_layout[4] = {
+    {20000, 333},
+    {10000, 1111},
+    {30001, 999},
+    {5003, 1501},
+};
+#define SCATTER_SPAN 40000
+
+/* Gather list of the sender: which buffer (0 = A, 1 = B), offset, length. */
+static const struct {
+	int buffer;
+	uint32_t offset, length;
+} gather_layout[3] = {
+    {0, 101, 1000},
+    {1, 7, 1500},
+    {0, 9001, 777},
+};
+#define GATHER_TOTAL (1000 + 1500 + 777)
+
+enum case_kind {
+	CASE_SIZE,
+	CASE_IMM,
+	CASE_SCATTER_GATHER,
+	CASE_UNSIGNALED,
+	CASE_LENGTH_ERROR,
+	CASE_STREAM,
+};
+
+struct test_case {
+	char name[48];
+	enum case_kind kind;
+	uint32_t size;
+	uint32_t seed;
+};
+
+#define MAX_CASES 16
+
+struct qp_end {
+	struct xr_cq *send_cq;
+	struct xr_cq *recv_cq;
+	struct xr_qp *qp;
+	uint32_t psn;
+};
+
+struct ctx {
+	bool is_server;
+	const char *role;
+	struct xr_device *dev;
+	struct xr_pd *pd;
+	uint8_t *buf_a;
+	uint8_t *buf_b;
+	struct xr_mr *mr_a;
+	struct xr_mr *mr_b;
+	struct qp_end main;
+	struct qp_end err;
+	union xr_gid gid;
+	enum xr_mtu mtu_enum;
+	uint32_t mtu;
+	int oob_fd;
+};
+
+/* First failure of a case, and a summary of what was checked when it passed. */
+struct report {
+	bool failed;
+	char detail[256];
+};
+
+static void report_fail(struct report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void report_fail(struct report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	r->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static void report_ok(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void report_ok(struct report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A per-case, position-dependent byte: a shifted or reordered copy shows. */
+static uint8_t pattern_byte(uint32_t seed, size_t i)
+{
+	uint32_t x = (uint32_t)i * 0x9e3779b1u ^ seed * 0x85ebca6bu;
+
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	return (uint8_t)x;
+}
+
+static void fill_pattern(uint8_t *buf, uint32_t seed, size_t from, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern_byte(seed, from + i);
+}
+
+/* Index of the first byte of buf that is not pattern (seed, from + i), or -1. */
+static ssize_t pattern_mismatch(const uint8_t *buf, uint32_t seed, size_t from, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != pattern_byte(seed, from + i))
+			return (ssize_t)i;
+	return -1;
+}
+
+static ssize_t canary_mismatch(const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != CANARY)
+			return (ssize_t)i;
+	return -1;
+}
+
+static uint64_t case_wr_id(int case_index, uint32_t n)
+{
+	return (uint64_t)(case_index + 1) << 32 | n;
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+/* Polls until n completions are in wc or the deadline passes; returns how many arrived. */
+static int poll_until(struct xr_cq *cq, struct xr_wc *wc, int n, int64_t deadline)
+{
+	unsigned int idle_polls = 0;
+	int got = 0;
+
+	while (got < n) {
+		int ne = xr_poll_cq(cq, n - got, wc + got);
+
+		if (ne < 0) {
+			fprintf(stderr, PROG ": xr_poll_cq: %s\n", strerror(-ne));
+			return got;
+		}
+		got += ne;
+		if (ne > 0) {
+			idle_polls = 0;
+			continue;
+		}
+		if (now_ms() >= deadline)
+			break;
+		if (++idle_polls > SPIN_POLLS_BEFORE_SLEEP)
+			nanosleep(&(struct timespec){.tv_nsec = IDLE_SLEEP_NS}, NULL);
+	}
+	return got;
+}
+
+/* True when nothing arrives on cq for wait_ms; an unexpected completion is described in r. */
+static bool expect_quiet(struct xr_cq *cq, int wait_ms, struct report *r, const char *what)
+{
+	struct xr_wc wc;
+
+	if (poll_until(cq, &wc, 1, now_ms() + wait_ms) == 0)
+		return true;
+	report_fail(r, "unexpected extra %s completion: wr_id 0x%" PRIx64 ", status %s", what,
+		    wc.wr_id, xr_wc_status_str(wc.status));
+	return false;
+}
+
+/* Checks one completion against what it must be; describes the first difference in r. */
+static bool check_wc(const struct xr_wc *wc, uint64_t wr_id, enum xr_wc_status status,
+		     enum xr_wc_opcode opcode, struct report *r)
+{
+	if (wc->wr_id != wr_id) {
+		report_fail(r, "completion for wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 " (%s)",
+			    wc->wr_id, wr_id, xr_wc_status_str(wc->status));
+		return false;
+	}
+	if (wc->status != status) {
+		report_fail(r, "wr_id 0x%" PRIx64 " completed with \"%s\", expected \"%s\"",
+			    wc->wr_id, xr_wc_status_str(wc->status), xr_wc_status_str(status));
+		return false;
+	}
+	/* The opcode of an error completion is undefined in verbs. */
+	if (status == XR_WC_SUCCESS && wc->opcode != opcode) {
+		report_fail(r, "wr_id 0x%" PRIx64 " has opcode %d, expected %d", wc->wr_id,
+			    wc->opcode, opcode);
+		return false;
+	}
+	return true;
+}
+
+static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, int64_t deadline, struct report *r,
+		     const char *what)
+{
+	if (poll_until(cq, wc, 1, deadline) == 1)
+		return true;
+	report_fail(r, "no %s completion within %d s", what, CASE_TIMEOUT_MS / 1000);
+	return false;
+}
+
+/* Waits, bounded, for the QP to reach state (the engine moves it, not this thread). */
+static bool wait_qp_state(struct xr_qp *qp, enum xr_qp_state state, struct report *r)
+{
+	int64_t deadline = now_ms() + STATE_CHANGE_TIMEOUT_MS;
+	struct xr_qp_attr attr;
+	int ret;
+
+	for (;;) {
+		ret = xr_query_qp(qp, &attr, XR_QP_STATE, NULL);
+		if (ret) {
+			report_fail(r, "xr_query_qp: %s", strerror(-ret));
+			return false;
+		}
+		if (attr.qp_state == state)
+			return true;
+		if (now_ms() >= deadline)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	report_fail(r, "QP 0x%06x is in state %d, expected %d", qp->qp_num, attr.qp_state, state);
+	return false;
+}
+
+/* ---- posting -------------------------------------------------------------- */
+
+static bool post_one_recv(struct xr_qp *qp, uint64_t wr_id, struct xr_sge *sges, int num_sge,
+			  struct report *r)
+{
+	struct xr_recv_wr wr = {.wr_id = wr_id, .sg_list = sges, .num_sge = num_sge};
+	struct xr_recv_wr *bad;
+	int ret = xr_post_recv(qp, &wr, &bad);
+
+	if (ret)
+		report_fail(r, "xr_post_recv: %s", strerror(-ret));
+	return !ret;
+}
+
+static bool post_one_send(struct xr_qp *qp, struct xr_send_wr *wr, struct report *r)
+{
+	struct xr_send_wr *bad;
+	int ret = xr_post_send(qp, wr, &bad);
+
+	if (ret)
+		report_fail(r, "xr_post_send: %s", strerror(-ret));
+	return !ret;
+}
+
+static struct xr_sge sge_of(struct xr_mr *mr, uint8_t *addr, uint32_t length)
+{
+	return (struct xr_sge){.addr = (uintptr_t)addr, .length = length, .lkey = mr->lkey};
+}
+
+/* ---- cases: SEND of a size, with or without immediate ---------------------- */
+
+static bool size_post_receives(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	/* The receive is larger than the message: only byte_len bytes may land. */
+	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, tc->size + CANARY_LEN);
+
+	memset(c->buf_a, CANARY, tc->size + 2 * CANARY_LEN);
+	return post_one_recv(c->main.qp, case_wr_id(idx, 0), &sge, 1, r);
+}
+
+static void size_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+				struct report *r)
+{
+	bool with_imm = tc->kind == CASE_IMM;
+	struct xr_wc wc;
+	ssize_t bad;
+
+	if (!wait_one(c->main.recv_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "receive") ||
+	    !check_wc(&wc, case_wr_id(idx, 0), XR_WC_SUCCESS, XR_WC_RECV, r))
+		return;
+	if (wc.byte_len != tc->size)
+		return report_fail(r, "byte_len %u, expected %u", wc.byte_len, tc->size);
+	if (wc.qp_num != c->main.qp->qp_num)
+		return report_fail(r, "qp_num 0x%x, expected 0x%x", wc.qp_num, c->main.qp->qp_num);
+	if (with_imm && !(wc.wc_flags & XR_WC_WITH_IMM))
+		return report_fail(r, "XR_WC_WITH_IMM missing (wc_flags 0x%x)", wc.wc_flags);
+	if (!with_imm && (wc.wc_flags & XR_WC_WITH_IMM))
+		return report_fail(r, "XR_WC_WITH_IMM set on a plain SEND");
+	if (with_imm && wc.imm_data != htonl(IMM_VALUE))
+		return report_fail(r, "imm_data 0x%08x (host order), expected 0x%08x",
+				   ntohl(wc.imm_data), IMM_VALUE);
+	bad = pattern_mismatch(c->buf_a, tc->seed, 0, tc->size);
+	if (bad >= 0)
+		return report_fail(r, "byte %zd is 0x%02x, expected 0x%02x", bad, c->buf_a[bad],
+				   pattern_byte(tc->seed, bad));
+	bad = canary_mismatch(c->buf_a + tc->size, 2 * CANARY_LEN);
+	if (bad >= 0)
+		return report_fail(r, "byte %zd past the message was overwritten (0x%02x)", bad,
+				   c->buf_a[tc->size + bad]);
+	if (!expect_quiet(c->main.recv_cq, 0, r, "receive"))
+		return;
+	if (with_imm)
+		report_ok(r,
+			  "byte_len %u, RECV, WITH_IMM, imm_data 0x%08x, content and canary "
+			  "intact",
+			  wc.byte_len, ntohl(wc.imm_data));
+	else
+		report_ok(r, "byte_len %u, RECV, content and canary intact", wc.byte_len);
+}
+
+static void size_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, tc->size);
+	struct xr_send_wr wr = {
+	    .wr_id = case_wr_id(idx, 0),
+	    .sg_list = &sge,
+	    .num_sge = tc->size ? 1 : 0,
+	    .opcode = tc->kind == CASE_IMM ? XR_WR_SEND_WITH_IMM : XR_WR_SEND,
+	    .send_flags = XR_SEND_SIGNALED,
+	    .imm_data = htonl(IMM_VALUE),
+	};
+	struct xr_wc wc;
+
+	fill_pattern(c->buf_a, tc->seed, 0, tc->size);
+	if (!post_one_send(c->main.qp, &wr, r) ||
+	    !wait_one(c->main.send_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "send") ||
+	    !check_wc(&wc, wr.wr_id, XR_WC_SUCCESS, XR_WC_SEND, r) ||
+	    !expect_quiet(c->main.send_cq, 0, r, "send"))
+		return;
+	report_ok(r, "SEND completed with success");
+}
+
+/* ---- case: gather list from two MRs into a scatter list of odd sizes ------- */
+
+static bool scatter_post_receives(struct ctx *c, const struct test_case *tc, int idx,
+				  struct report *r)
+{
+	struct xr_sge sges[4];
+
+	(void)tc;
+	memset(c->buf_a, CANARY, SCATTER_SPAN);
+	for (int i = 0; i < 4; i++)
+		sges[i] =
+		    sge_of(c->mr_a, c->buf_a + scatter_layout[i].offset, scatter_layout[i].length);
+	return post_one_recv(c->main.qp, case_wr_id(idx, 0), sges, 4, r);
+}
+
+static void scatter_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+				   struct report *r)
+{
+	uint8_t *expected = malloc(SCATTER_SPAN);
+	uint32_t placed = 0;
+	struct xr_wc wc;
+
+	if (!expected)
+		return report_fail(r, "out of memory");
+	/* The image buf_a must show: canary everywhere except the message, split across the SGEs.
+	 */
+	memset(expected, CANARY, SCATTER_SPAN);
+	for (int i = 0; i < 4 && placed < GATHER_TOTAL; i++) {
+		uint32_t n = GATHER_TOTAL - placed;
+
+		if (n > scatter_layout[i].length)
+			n = scatter_layout[i].length;
+		fill_pattern(expected + scatter_layout[i].offset, tc->seed, placed, n);
+		placed += n;
+	}
+	if (!wait_one(c->main.recv_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "receive") ||
+	    !check_wc(&wc, case_wr_id(idx, 0), XR_WC_SUCCESS, XR_WC_RECV, r))
+		goto out;
+	if (wc.byte_len != GATHER_TOTAL) {
+		report_fail(r, "byte_len %u, expected %u", wc.byte_len, GATHER_TOTAL);
+		goto out;
+	}
+	for (uint32_t i = 0; i < SCATTER_SPAN; i++) {
+		if (c->buf_a[i] == expected[i])
+			continue;
+		int sge = -1;
+
+		for (int s = 0; s < 4; s++)
+			if (i >= scatter_layout[s].offset &&
+			    i < scatter_layout[s].offset + scatter_layout[s].length)
+				sge = s;
+		report_fail(r, "buffer offset %u (%s %d) is 0x%02x, expected 0x%02x", i,
+			    sge >= 0 ? "in SGE" : "outside every SGE, after offset", sge,
+			    c->buf_a[i], expected[i]);
+		goto out;
+	}
+	if (expect_quiet(c->main.recv_cq, 0, r, "receive"))
+		report_ok(r, "byte_len %u split %u/%u/%u/%u across 4 SGEs, gaps intact",
+			  wc.byte_len, scatter_layout[0].length, scatter_layout[1].length,
+			  scatter_layout[2].length, GATHER_TOTAL - 333 - 1111 - 999);
+out:
+	free(expected);
+}
+
+static void gather_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	struct xr_sge sges[3];
+	uint32_t offset = 0;
+	struct xr_send_wr wr = {
+	    .wr_id = case_wr_id(idx, 0),
+	    .sg_list = sges,
+	    .num_sge = 3,
+	    .opcode = XR_WR_SEND,
+	    .send_flags = XR_SEND_SIGNALED,
+	};
+	struct xr_wc wc;
+
+	for (int i = 0; i < 3; i++) {
+		uint8_t *base = gather_layout[i].buffer ? c->buf_b : c->buf_a;
+		struct xr_mr *mr = gather_layout[i].buffer ? c->mr_b : c->mr_a;
+
+		fill_pattern(base + gather_layout[i].offset, tc->seed, offset,
+			     gather_layout[i].length);
+		sges[i] = sge_of(mr, base + gather_layout[i].offset, gather_layout[i].length);
+		offset += gather_layout[i].length;
+	}
+	if (!post_one_send(c->main.qp, &wr, r) ||
+	    !wait_one(c->main.send_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "send") ||
+	    !check_wc(&wc, wr.wr_id, XR_WC_SUCCESS, XR_WC_SEND, r))
+		return;
+	report_ok(r, "3-SGE SEND (%u+%u+%u bytes, 2 MRs) completed", gather_layout[0].length,
+		  gather_layout[1].length, gather_layout[2].length);
+}
+
+/* ---- case: unsignaled SENDs, then a signaled one --------------------------- */
+
+static uint32_t unsignaled_size(uint32_t n)
+{
+	return 100 + 517 * n;
+}
+
+static bool unsignaled_post_receives(struct ctx *c, const struct test_case *tc, int idx,
+				     struct report *r)
+{
+	(void)tc;
+	memset(c->buf_a, CANARY, (UNSIGNALED_SENDS + 1) * UNSIGNALED_AREA);
+	for (uint32_t n = 0; n <= UNSIGNALED_SENDS; n++) {
+		struct xr_sge sge =
+		    sge_of(c->mr_a, c->buf_a + n * UNSIGNALED_AREA, UNSIGNALED_AREA - CANARY_LEN);
+
+		if (!post_one_recv(c->main.qp, case_wr_id(idx, n), &sge, 1, r))
+			return false;
+	}
+	return true;
+}
+
+static void unsignaled_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+				      struct report *r)
+{
+	struct xr_wc wc[UNSIGNALED_SENDS + 1];
+	int got = poll_until(c->main.recv_cq, wc, UNSIGNALED_SENDS + 1, now_ms() + CASE_TIMEOUT_MS);
+
+	for (int n = 0; n < got; n++) {
+		const uint8_t *area = c->buf_a + n * UNSIGNALED_AREA;
+		uint32_t size = unsignaled_size(n);
+		ssize_t bad;
+
+		if (!check_wc(&wc[n], case_wr_id(idx, n), XR_WC_SUCCESS, XR_WC_RECV, r))
+			return;
+		if (wc[n].byte_len != size)
+			return report_fail(r, "message %d: byte_len %u, expected %u", n,
+					   wc[n].byte_len, size);
+		bad = pattern_mismatch(area, tc->seed + n, 0, size);
+		if (bad >= 0)
+			return report_fail(r, "message %d: byte %zd is 0x%02x, expected 0x%02x", n,
+					   bad, area[bad], pattern_byte(tc->seed + n, bad));
+		bad = canary_mismatch(area + size, UNSIGNALED_AREA - size);
+		if (bad >= 0)
+			return report_fail(r, "message %d: byte %zd past it was overwritten", n,
+					   bad);
+	}
+	if (got < UNSIGNALED_SENDS + 1)
+		return report_fail(r, "%d of %d receives completed within %d s", got,
+				   UNSIGNALED_SENDS + 1, CASE_TIMEOUT_MS / 1000);
+	if (expect_quiet(c->main.recv_cq, 0, r, "receive"))
+		report_ok(r, "%d receives completed in order, content and canaries intact", got);
+}
+
+static void unsignaled_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	struct xr_send_wr wrs[UNSIGNALED_SENDS + 1];
+	struct xr_sge sges[UNSIGNALED_SENDS + 1];
+	struct xr_wc wc;
+
+	for (uint32_t n = 0; n <= UNSIGNALED_SENDS; n++) {
+		uint8_t *area = c->buf_a + n * UNSIGNALED_AREA;
+
+		fill_pattern(area, tc->seed + n, 0, unsignaled_size(n));
+		sges[n] = sge_of(c->mr_a, area, unsignaled_size(n));
+		wrs[n] = (struct xr_send_wr){
+		    .wr_id = case_wr_id(idx, n),
+		    .next = n < UNSIGNALED_SENDS ? &wrs[n + 1] : NULL,
+		    .sg_list = &sges[n],
+		    .num_sge = 1,
+		    .opcode = XR_WR_SEND,
+		    .send_flags = n < UNSIGNALED_SENDS ? 0 : XR_SEND_SIGNALED,
+		};
+	}
+	if (!post_one_send(c->main.qp, wrs, r) ||
+	    !wait_one(c->main.send_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "send") ||
+	    !check_wc(&wc, case_wr_id(idx, UNSIGNALED_SENDS), XR_WC_SUCCESS, XR_WC_SEND, r) ||
+	    !expect_quiet(c->main.send_cq, QUIET_WAIT_MS, r, "send"))
+		return;
+	report_ok(r, "%d unsignaled + 1 signaled SEND: exactly one send completion",
+		  UNSIGNALED_SENDS);
+}
+
+/* ---- case: a receive too small for the SEND (on the second QP pair) ------- */
+
+static bool length_error_post_receives(struct ctx *c, const struct test_case *tc, int idx,
+				       struct report *r)
+{
+	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, ERR_RECV_SIZE);
+
+	(void)tc;
+	memset(c->buf_a, CANARY, ERR_RECV_SIZE + 2 * CANARY_LEN);
+	return post_one_recv(c->err.qp, case_wr_id(idx, 0), &sge, 1, r);
+}
+
+static void length_error_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+					struct report *r)
+{
+	int64_t deadline = now_ms() + CASE_TIMEOUT_MS;
+	struct xr_sge sge = sge_of(c->mr_a, c->buf_a + ERR_RECV_SIZE + 2 * CANARY_LEN, 64);
+	struct xr_wc wc;
+	ssize_t bad;
+
+	(void)tc;
+	if (!wait_one(c->err.recv_cq, &wc, deadline, r, "receive") ||
+	    !check_wc(&wc, case_wr_id(idx, 0), XR_WC_LOC_LEN_ERR, XR_WC_RECV, r))
+		return;
+	bad = canary_mismatch(c->buf_a + ERR_RECV_SIZE, 2 * CANARY_LEN);
+	if (bad >= 0)
+		return report_fail(r, "byte %zd past the %d-byte receive was overwritten", bad,
+				   ERR_RECV_SIZE);
+	if (!wait_qp_state(c->err.qp, XR_QPS_ERR, r) ||
+	    !post_one_recv(c->err.qp, case_wr_id(idx, 1), &sge, 1, r) ||
+	    !wait_one(c->err.recv_cq, &wc, deadline, r, "flushed receive") ||
+	    !check_wc(&wc, case_wr_id(idx, 1), XR_WC_WR_FLUSH_ERR, XR_WC_RECV, r) ||
+	    !expect_quiet(c->err.recv_cq, QUIET_WAIT_MS, r, "receive"))
+		return;
+	report_ok(r, "receive: \"%s\", QP in ERR, next receive \"%s\"",
+		  xr_wc_status_str(XR_WC_LOC_LEN_ERR), xr_wc_status_str(XR_WC_WR_FLUSH_ERR));
+}
+
+static void length_error_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	int64_t deadline = now_ms() + CASE_TIMEOUT_MS;
+	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, ERR_SEND_SIZE);
+	struct xr_send_wr wr = {
+	    .wr_id = case_wr_id(idx, 0),
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = XR_WR_SEND,
+	    .send_flags = XR_SEND_SIGNALED,
+	};
+	struct xr_wc wc;
+
+	fill_pattern(c->buf_a, tc->seed, 0, ERR_SEND_SIZE);
+	if (!post_one_send(c->err.qp, &wr, r) ||
+	    !wait_one(c->err.send_cq, &wc, deadline, r, "send") ||
+	    !check_wc(&wc, wr.wr_id, XR_WC_REM_INV_REQ_ERR, XR_WC_SEND, r) ||
+	    !wait_qp_state(c->err.qp, XR_QPS_ERR, r))
+		return;
+	wr.wr_id = case_wr_id(idx, 1);
+	if (!post_one_send(c->err.qp, &wr, r) ||
+	    !wait_one(c->err.send_cq, &wc, deadline, r, "flushed send") ||
+	    !check_wc(&wc, wr.wr_id, XR_WC_WR_FLUSH_ERR, XR_WC_SEND, r) ||
+	    !expect_quiet(c->err.send_cq, QUIET_WAIT_MS, r, "send"))
+		return;
+	report_ok(r, "%d-byte SEND: \"%s\", QP in ERR, next SEND \"%s\"", ERR_SEND_SIZE,
+		  xr_wc_status_str(XR_WC_REM_INV_REQ_ERR), xr_wc_status_str(XR_WC_WR_FLUSH_ERR));
+}
+
+/* ---- case: stream of sequence-numbered SENDs -------------------------------- */
+
+/*
+ * Message seq carries seq in its first and last 8 bytes; the rest is the
+ * pattern of its sender slot (seq % STREAM_DEPTH), which both sides know.
+ */
+static void stamp_seq(uint8_t *msg, uint64_t seq)
+{
+	memcpy(msg, &seq, sizeof(seq));
+	memcpy(msg + STREAM_MSG_SIZE - sizeof(seq), &seq, sizeof(seq));
+}
+
+static void fill_stream_slot(uint8_t *slot, uint32_t n)
+{
+	fill_pattern(slot, STREAM_SEED + n, 0, STREAM_MSG_SIZE);
+}
+
+static bool stream_post_slot(struct ctx *c, int idx, uint32_t slot, struct report *r)
+{
+	struct xr_sge sge =
+	    sge_of(c->mr_a, c->buf_a + (size_t)slot * STREAM_MSG_SIZE, STREAM_MSG_SIZE);
+
+	return post_one_recv(c->main.qp, case_wr_id(idx, slot), &sge, 1, r);
+}
+
+static bool stream_post_receives(struct ctx *c, const struct test_case *tc, int idx,
+				 struct report *r)
+{
+	(void)tc;
+	memset(c->buf_a, CANARY, (size_t)STREAM_RECV_SLOTS * STREAM_MSG_SIZE);
+	for (uint32_t slot = 0; slot < STREAM_RECV_SLOTS; slot++)
+		if (!stream_post_slot(c, idx, slot, r))
+			return false;
+	return true;
+}
+
+static bool stream_check_message(struct ctx *c, int idx, const struct xr_wc *wc,
+				 uint32_t expected_seq, const uint8_t *reference, struct report *r)
+{
+	uint32_t slot = expected_seq % STREAM_RECV_SLOTS;
+	const uint8_t *msg = c->buf_a + (size_t)slot * STREAM_MSG_SIZE;
+	const uint8_t *ref = reference + (size_t)(expected_seq % STREAM_DEPTH) * STREAM_MSG_SIZE;
+	uint64_t head, tail;
+
+	if (!check_wc(wc, case_wr_id(idx, slot), XR_WC_SUCCESS, XR_WC_RECV, r))
+		return false;
+	if (wc->byte_len != STREAM_MSG_SIZE) {
+		report_fail(r, "message %u: byte_len %u", expected_seq, wc->byte_len);
+		return false;
+	}
+	memcpy(&head, msg, sizeof(head));
+	memcpy(&tail, msg + STREAM_MSG_SIZE - sizeof(tail), sizeof(tail));
+	if (head != expected_seq || tail != expected_seq) {
+		report_fail(r,
+			    "receive %u carries sequence numbers %" PRIu64 "/%" PRIu64
+			    " (head/tail): lost, duplicated or reordered",
+			    expected_seq, head, tail);
+		return false;
+	}
+	if (memcmp(msg + sizeof(head), ref + sizeof(head),
+		   STREAM_MSG_SIZE - sizeof(head) - sizeof(tail))) {
+		report_fail(r, "message %u: content differs", expected_seq);
+		return false;
+	}
+	return true;
+}
+
+static void stream_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+				  struct report *r)
+{
+	uint8_t *reference = malloc((size_t)STREAM_DEPTH * STREAM_MSG_SIZE);
+	int64_t deadline = now_ms() + STREAM_TIMEOUT_MS;
+	double start = now_s(), seconds;
+	uint32_t received = 0;
+
+	(void)tc;
+	if (!reference)
+		return report_fail(r, "out of memory");
+	for (uint32_t n = 0; n < STREAM_DEPTH; n++)
+		fill_stream_slot(reference + (size_t)n * STREAM_MSG_SIZE, n);
+	while (received < STREAM_MSGS) {
+		struct xr_wc wc[32];
+		int want = STREAM_MSGS - received < 32 ? STREAM_MSGS - received : 32;
+		int got = poll_until(c->main.recv_cq, wc, want, deadline);
+
+		for (int i = 0; i < got; i++, received++) {
+			if (!stream_check_message(c, idx, &wc[i], received, reference, r))
+				goto out;
+			if (received + STREAM_RECV_SLOTS < STREAM_MSGS &&
+			    !stream_post_slot(c, idx, received % STREAM_RECV_SLOTS, r))
+				goto out;
+		}
+		if (got < want) {
+			report_fail(r, "%u of %d messages arrived within %d s", received,
+				    STREAM_MSGS, STREAM_TIMEOUT_MS / 1000);
+			goto out;
+		}
+	}
+	seconds = now_s() - start;
+	if (expect_quiet(c->main.recv_cq, QUIET_WAIT_MS, r, "receive"))
+		report_ok(r,
+			  "%u messages, each once and in order, none extra; %.1f MB/s, %.0f "
+			  "msg/s",
+			  received, (double)received * STREAM_MSG_SIZE / seconds / 1e6,
+			  received / seconds);
+out:
+	free(reference);
+}
+
+static void stream_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	int64_t deadline = now_ms() + STREAM_TIMEOUT_MS;
+	uint32_t posted = 0, completed = 0;
+	double start = now_s(), seconds;
+
+	(void)tc;
+	for (uint32_t n = 0; n < STREAM_DEPTH; n++)
+		fill_stream_slot(c->buf_a + (size_t)n * STREAM_MSG_SIZE, n);
+	while (completed < STREAM_MSGS) {
+		struct xr_wc wc[STREAM_DEPTH];
+		int got, more;
+
+		while (posted < STREAM_MSGS && posted - completed < STREAM_DEPTH) {
+			uint8_t *msg = c->buf_a + (size_t)(posted % STREAM_DEPTH) * STREAM_MSG_SIZE;
+			struct xr_sge sge = sge_of(c->mr_a, msg, STREAM_MSG_SIZE);
+			struct xr_send_wr wr = {
+			    .wr_id = case_wr_id(idx, posted),
+			    .sg_list = &sge,
+			    .num_sge = 1,
+			    .opcode = XR_WR_SEND,
+			    .send_flags = XR_SEND_SIGNALED,
+			};
+
+			stamp_seq(msg, posted);
+			if (!post_one_send(c->main.qp, &wr, r))
+				return;
+			posted++;
+		}
+		got = poll_until(c->main.send_cq, wc, 1, deadline);
+		if (got == 0)
+			return report_fail(r, "%u of %d SENDs completed within %d s", completed,
+					   STREAM_MSGS, STREAM_TIMEOUT_MS / 1000);
+		more = xr_poll_cq(c->main.send_cq, STREAM_DEPTH - 1, wc + 1);
+		if (more > 0)
+			got += more;
+		for (int i = 0; i < got; i++, completed++)
+			if (!check_wc(&wc[i], case_wr_id(idx, completed), XR_WC_SUCCESS, XR_WC_SEND,
+				      r))
+				return;
+	}
+	seconds = now_s() - start;
+	if (expect_quiet(c->main.send_cq, 0, r, "send"))
+		report_ok(r, "%u SENDs of %d B at depth %d completed in order; %.1f MB/s",
+			  completed, STREAM_MSG_SIZE, STREAM_DEPTH,
+			  (double)completed * STREAM_MSG_SIZE / seconds / 1e6);
+}
+
+/* ---- the case table ------------------------------------------------------ */
+
+struct case_ops {
+	bool (*post_receives)(struct ctx *c, const struct test_case *tc, int idx, struct report *r);
+	void (*check_receives)(struct ctx *c, const struct test_case *tc, int idx,
+			       struct report *r);
+	void (*send)(struct ctx *c, const struct test_case *tc, int idx, struct report *r);
+};
+
+static const struct case_ops case_ops[] = {
+    [CASE_SIZE] = {size_post_receives, size_check_receives, size_send},
+    [CASE_IMM] = {size_post_receives, size_check_receives, size_send},
+    [CASE_SCATTER_GATHER] = {scatter_post_receives, scatter_check_receives, gather_send},
+    [CASE_UNSIGNALED] = {unsignaled_post_receives, unsignaled_check_receives, unsignaled_send},
+    [CASE_LENGTH_ERROR] = {length_error_post_receives, length_error_check_receives,
+			   length_error_send},
+    [CASE_STREAM] = {stream_post_receives, stream_check_receives, stream_send},
+};
+
+static void add_case(struct test_case *cases, int *n, enum case_kind kind, uint32_t size,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void add_case(struct test_case *cases, int *n, enum case_kind kind, uint32_t size,
+		     const char *fmt, ...)
+{
+	struct test_case *tc = &cases[(*n)++];
+	va_list ap;
+
+	tc->kind = kind;
+	tc->size = size;
+	tc->seed = 0x1000u * (uint32_t)*n + size;
+	va_start(ap, fmt);
+	vsnprintf(tc->name, sizeof(tc->name), fmt, ap);
+	va_end(ap);
+}
+
+/* The cases, identical on both sides because both derive them from the agreed path MTU. */
+static int build_cases(uint32_t mtu, struct test_case *cases)
+{
+	const struct {
+		uint32_t size;
+		const char *label;
+	} sizes[] = {
+	    {0, "0"},
+	    {1, "1"},
+	    {mtu - 1, "MTU-1"},
+	    {mtu, "MTU"},
+	    {mtu + 1, "MTU+1"},
+	    {3 * mtu + 7, "3*MTU+7"},
+	    {BIG_SEND_SIZE, "1 MiB"},
+	};
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		add_case(cases, &n, CASE_SIZE, sizes[i].size, "SEND %s (%u B)", sizes[i].label,
+			 sizes[i].size);
+	add_case(cases, &n, CASE_IMM, 2 * mtu + 5, "SEND_WITH_IMM (%u B)", 2 * mtu + 5);
+	add_case(cases, &n, CASE_SCATTER_GATHER, GATHER_TOTAL, "3-SGE gather, 4-SGE scatter");
+	add_case(cases, &n, CASE_UNSIGNALED, 0, "%d unsignaled + 1 signaled", UNSIGNALED_SENDS);
+	add_case(cases, &n, CASE_LENGTH_ERROR, ERR_SEND_SIZE, "receive too small (2nd QP pair)");
+	add_case(cases, &n, CASE_STREAM, STREAM_MSG_SIZE, "stream %d x %d B, depth %d", STREAM_MSGS,
+		 STREAM_MSG_SIZE, STREAM_DEPTH);
+	return n;
+}
+
+/* ---- out-of-band exchange ------------------------------------------------ */
+
+#define HELLO_MAGIC "XRSENDE1"
+/* Magic, then main QPN, main PSN, error-pair QPN, error-pair PSN, path MTU enum, then the GID. */
+#define HELLO_WORDS 5
+#define HELLO_SIZE (8 + 4 * HELLO_WORDS + 16)
+
+struct hello {
+	uint32_t main_qpn, main_psn, err_qpn, err_psn, mtu_enum;
+	union xr_gid gid;
+};
+
+enum sync_kind {
+	SYNC_READY = 1,
+	SYNC_VERDICT = 2,
+};
+
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = events};
+		int64_t left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int read_full(int fd, void *buf, size_t len, int64_t deadline)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLIN, deadline);
+
+		if (ret)
+			return ret;
+		n = read(fd, (char *)buf + got, len - got);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		got += n;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len, int64_t deadline)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLOUT, deadline);
+
+		if (ret)
+			return ret;
+		n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+static const char *oob_error(int err)
+{
+	return err == -EPIPE ? "peer closed the connection" : strerror(-err);
+}
+
+static int send_hello(int fd, const struct hello *h)
+{
+	uint32_t words[HELLO_WORDS] = {htonl(h->main_qpn), htonl(h->main_psn), htonl(h->err_qpn),
+				       htonl(h->err_psn), htonl(h->mtu_enum)};
+	uint8_t msg[HELLO_SIZE];
+
+	memcpy(msg, HELLO_MAGIC, 8);
+	memcpy(msg + 8, words, sizeof(words));
+	memcpy(msg + 8 + sizeof(words), h->gid.raw, 16);
+	return write_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+}
+
+static int recv_hello(int fd, struct hello *h)
+{
+	uint32_t words[HELLO_WORDS];
+	uint8_t msg[HELLO_SIZE];
+	int ret = read_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+
+	if (ret)
+		return ret;
+	if (memcmp(msg, HELLO_MAGIC, 8))
+		return -EPROTO;
+	memcpy(words, msg + 8, sizeof(words));
+	h->main_qpn = ntohl(words[0]);
+	h->main_psn = ntohl(words[1]);
+	h->err_qpn = ntohl(words[2]);
+	h->err_psn = ntohl(words[3]);
+	h->mtu_enum = ntohl(words[4]);
+	memcpy(h->gid.raw, msg + 8 + sizeof(words), 16);
+	return 0;
+}
+
+static int send_sync(int fd, enum sync_kind kind, int idx, bool ok)
+{
+	uint32_t msg[3] = {htonl(kind), htonl((uint32_t)idx), htonl(ok)};
+
+	return write_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+}
+
+/* Reads the peer's sync message for case idx; the timeout covers the peer's longest case. */
+static int recv_sync(int fd, enum sync_kind kind, int idx, bool *ok)
+{
+	uint32_t msg[3];
+	int ret = read_full(fd, msg, sizeof(msg), now_ms() + STREAM_TIMEOUT_MS + OOB_TIMEOUT_MS);
+
+	if (ret)
+		return ret;
+	if (ntohl(msg[0]) != (uint32_t)kind || ntohl(msg[1]) != (uint32_t)idx)
+		return -EPROTO;
+	*ok = ntohl(msg[2]) != 0;
+	return 0;
+}
+
+static int server_accept(unsigned int port)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int one = 1, listen_fd, fd, ret;
+
+	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		return -errno;
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(listen_fd, 1)) {
+		ret = -errno;
+		close(listen_fd);
+		return ret;
+	}
+	ret = wait_fd(listen_fd, POLLIN, now_ms() + ACCEPT_TIMEOUT_MS);
+	fd = ret ? -1 : accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (!ret && fd < 0)
+		ret = -errno;
+	close(listen_fd);
+	return fd >= 0 ? fd : ret;
+}
+
+/* Connects, retrying while the server is not listening yet. */
+static int client_connect(const char *server_ip, unsigned int port)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int64_t retry_until = now_ms() + CONNECT_RETRY_MS;
+
+	if (inet_pton(AF_INET, server_ip, &addr.sin_addr) != 1)
+		return -EINVAL;
+	for (;;) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int err;
+
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+			return fd;
+		err = errno;
+		close(fd);
+		if ((err != ECONNREFUSED && err != ENETUNREACH && err != EHOSTUNREACH) ||
+		    now_ms() >= retry_until)
+			return -err;
+		usleep(100000);
+	}
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static bool is_ipv4_mapped(const union xr_gid *gid)
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return !memcmp(gid->raw, prefix, sizeof(prefix));
+}
+
+static int create_qp_end(struct ctx *c, struct qp_end *end, uint32_t send_wr, uint32_t recv_wr,
+			 uint32_t max_sge)
+{
+	struct xr_qp_init_attr init = {
+	    .cap = {.max_send_wr = send_wr,
+		    .max_recv_wr = recv_wr,
+		    .max_send_sge = max_sge,
+		    .max_recv_sge = max_sge},
+	    .qp_type = XR_QPT_RC,
+	};
+	struct xr_qp_attr attr = {.qp_state = XR_QPS_INIT, .port_num = 1};
+	int ret;
+
+	end->send_cq = xr_create_cq(c->dev, 2 * send_wr, NULL);
+	end->recv_cq = xr_create_cq(c->dev, 2 * recv_wr, NULL);
+	if (!end->send_cq || !end->recv_cq) {
+		fprintf(stderr, PROG ": couldn't create CQ: %s\n", strerror(errno));
+		return -1;
+	}
+	init.send_cq = end->send_cq;
+	init.recv_cq = end->recv_cq;
+	end->qp = xr_create_qp(c->pd, &init);
+	if (!end->qp) {
+		fprintf(stderr, PROG ": couldn't create QP: %s\n", strerror(errno));
+		return -1;
+	}
+	ret = xr_modify_qp(end->qp, &attr,
+			   XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't move QP to INIT: %s\n", strerror(-ret));
+		return -1;
+	}
+	end->psn = lrand48() & 0xffffff;
+	return 0;
+}
+
+static int setup(struct ctx *c, const char *ifname)
+{
+	struct xr_device_attr dev_attr;
+	int ret, i;
+
+	c->dev = xr_open_device(ifname, NULL);
+	if (!c->dev) {
+		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ifname,
+			strerror(errno));
+		return -1;
+	}
+	ret = xr_query_device(c->dev, &dev_attr);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't query %s: %s\n", ifname, strerror(-ret));
+		return -1;
+	}
+	c->mtu_enum = dev_attr.active_mtu;
+	for (i = 0; i < dev_attr.num_gids; i++)
+		if (!xr_query_gid(c->dev, i, &c->gid) && is_ipv4_mapped(&c->gid))
+			break;
+	if (i == dev_attr.num_gids) {
+		fprintf(stderr, PROG ": %s has no IPv4 GID\n", ifname);
+		return -1;
+	}
+	c->pd = xr_alloc_pd(c->dev);
+	c->buf_a = aligned_alloc(4096, BUF_A_SIZE);
+	c->buf_b = aligned_alloc(4096, BUF_B_SIZE);
+	if (!c->pd || !c->buf_a || !c->buf_b) {
+		fprintf(stderr, PROG ": couldn't allocate PD or buffers\n");
+		return -1;
+	}
+	c->mr_a = xr_reg_mr(c->pd, c->buf_a, BUF_A_SIZE, XR_ACCESS_LOCAL_WRITE);
+	c->mr_b = xr_reg_mr(c->pd, c->buf_b, BUF_B_SIZE, XR_ACCESS_LOCAL_WRITE);
+	if (!c->mr_a || !c->mr_b) {
+		fprintf(stderr, PROG ": couldn't register MR: %s\n", strerror(errno));
+		return -1;
+	}
+	if (create_qp_end(c, &c->main, MAIN_SEND_WR, MAIN_RECV_WR, MAX_SGE) ||
+	    create_qp_end(c, &c->err, 4, 4, 1))
+		return -1;
+	return 0;
+}
+
+static int connect_qp(struct ctx *c, struct qp_end *end, uint32_t dest_qpn, uint32_t dest_psn,
+		      const union xr_gid *dgid)
+{
+	struct xr_qp_attr attr = {
+	    .qp_state = XR_QPS_RTR,
+	    .path_mtu = c->mtu_enum,
+	    .dest_qp_num = dest_qpn,
+	    .rq_psn = dest_psn,
+	    .max_dest_rd_atomic = 1,
+	    .min_rnr_timer = 1,
+	    .ah_attr = {.is_global = 1, .port_num = 1, .grh = {.dgid = *dgid, .hop_limit = 64}},
+	};
+	int ret;
+
+	ret = xr_modify_qp(end->qp, &attr,
+			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN |
+			       XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't move QP to RTR: %s\n", strerror(-ret));
+		return -1;
+	}
+	attr.qp_state = XR_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = end->psn;
+	attr.max_rd_atomic = 1;
+	ret = xr_modify_qp(end->qp, &attr,
+			   XR_QP_STATE | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |
+			       XR_QP_SQ_PSN | XR_QP_MAX_QP_RD_ATOMIC);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't move QP to RTS: %s\n", strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t mtu_bytes(enum xr_mtu mtu)
+{
+	return 128u << mtu;
+}
+
+/* Agrees on the smaller path MTU, connects both pairs, and reads the path MTU back. */
+static int connect_pairs(struct ctx *c, const struct hello *peer)
+{
+	struct xr_qp_attr attr;
+	int ret;
+
+	if (peer->mtu_enum < XR_MTU_256 || peer->mtu_enum > XR_MTU_4096) {
+		fprintf(stderr, PROG ": peer sent path MTU code %u\n", peer->mtu_enum);
+		return -1;
+	}
+	if (peer->mtu_enum < c->mtu_enum)
+		c->mtu_enum = peer->mtu_enum;
+	if (connect_qp(c, &c->main, peer->main_qpn, peer->main_psn, &peer->gid) ||
+	    connect_qp(c, &c->err, peer->err_qpn, peer->err_psn, &peer->gid))
+		return -1;
+	ret = xr_query_qp(c->main.qp, &attr, XR_QP_PATH_MTU, NULL);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't query QP: %s\n", strerror(-ret));
+		return -1;
+	}
+	c->mtu = mtu_bytes(attr.path_mtu);
+	printf("[%s] path MTU %u; QPs 0x%06x, 0x%06x connected to 0x%06x, 0x%06x\n", c->role,
+	       c->mtu, c->main.qp->qp_num, c->err.qp->qp_num, peer->main_qpn, peer->err_qpn);
+	return 0;
+}
+
+static void hello_of(const struct ctx *c, struct hello *h)
+{
+	*h = (struct hello){.main_qpn = c->main.qp->qp_num,
+			    .main_psn = c->main.psn,
+			    .err_qpn = c->err.qp->qp_num,
+			    .err_psn = c->err.psn,
+			    .mtu_enum = c->mtu_enum,
+			    .gid = c->gid};
+}
+
+/* Server: accept, read the client's QPs, connect ours, then tell the client. */
+static int server_exchange(struct ctx *c, unsigned int port)
+{
+	struct hello mine, peer;
+	int ret;
+
+	c->oob_fd = server_accept(port);
+	if (c->oob_fd < 0) {
+		fprintf(stderr, PROG ": no client on port %u: %s\n", port, strerror(-c->oob_fd));
+		return -1;
+	}
+	ret = recv_hello(c->oob_fd, &peer);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't read the client's QPs: %s\n", oob_error(ret));
+		return -1;
+	}
+	if (connect_pairs(c, &peer))
+		return -1;
+	hello_of(c, &mine);
+	ret = send_hello(c->oob_fd, &mine);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't send our QPs: %s\n", oob_error(ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int client_exchange(struct ctx *c, const char *server_ip, unsigned int port)
+{
+	struct hello mine, peer;
+	int ret;
+
+	c->oob_fd = client_connect(server_ip, port);
+	if (c->oob_fd < 0) {
+		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", server_ip, port,
+			strerror(-c->oob_fd));
+		return -1;
+	}
+	hello_of(c, &mine);
+	ret = send_hello(c->oob_fd, &mine);
+	if (!ret)
+		ret = recv_hello(c->oob_fd, &peer);
+	if (ret) {
+		fprintf(stderr, PROG ": exchange with the server failed: %s\n", oob_error(ret));
+		return -1;
+	}
+	return connect_pairs(c, &peer);
+}
+
+static void teardown(struct ctx *c)
+{
+	struct qp_end *ends[] = {&c->main, &c->err};
+
+	if (c->oob_fd >= 0)
+		close(c->oob_fd);
+	for (int i = 0; i < 2; i++) {
+		if (ends[i]->qp)
+			xr_destroy_qp(ends[i]->qp);
+		if (ends[i]->send_cq)
+			xr_destroy_cq(ends[i]->send_cq);
+		if (ends[i]->recv_cq)
+			xr_destroy_cq(ends[i]->recv_cq);
+	}
+	if (c->mr_a)
+		xr_dereg_mr(c->mr_a);
+	if (c->mr_b)
+		xr_dereg_mr(c->mr_b);
+	if (c->pd)
+		xr_dealloc_pd(c->pd);
+	if (c->dev)
+		xr_close_device(c->dev);
+	free(c->buf_a);
+	free(c->buf_b);
+}
+
+/* ---- running the cases ----------------------------------------------------- */
+
+/* Runs case idx on this side; returns its verdict, or -1 when the peer cannot be reached. */
+static int run_case(struct ctx *c, const struct test_case *tc, int idx)
+{
+	const struct case_ops *ops = &case_ops[tc->kind];
+	struct report r = {0};
+	bool peer_ok;
+	int ret;
+
+	if (c->is_server) {
+		bool posted = ops->post_receives(c, tc, idx, &r);
+
+		ret = send_sync(c->oob_fd, SYNC_READY, idx, posted);
+		if (!ret && posted)
+			ops->check_receives(c, tc, idx, &r);
+	} else {
+		bool receiver_ready;
+
+		ret = recv_sync(c->oob_fd, SYNC_READY, idx, &receiver_ready);
+		if (!ret && !receiver_ready)
+			report_fail(&r, "not run: the receiver could not post its receives");
+		else if (!ret)
+			ops->send(c, tc, idx, &r);
+	}
+	if (!ret)
+		ret = send_sync(c->oob_fd, SYNC_VERDICT, idx, !r.failed);
+	if (!ret)
+		ret = recv_sync(c->oob_fd, SYNC_VERDICT, idx, &peer_ok);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: lost the peer during case \"%s\": %s\n", c->role,
+			tc->name, oob_error(ret));
+		return -1;
+	}
+	printf("[%s] %-4s %-34s %s: %s; peer %s\n", c->role, r.failed ? "FAIL" : "ok", tc->name,
+	       c->is_server ? "receiver" : "sender", r.detail, peer_ok ? "ok" : "FAIL");
+	return !r.failed && peer_ok;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: " PROG " server IFNAME [-p PORT]\n"
+			"       " PROG " client IFNAME SERVER_IP [-p PORT]\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct test_case cases[MAX_CASES];
+	struct ctx c = {.oob_fd = -1};
+	unsigned int port = DEFAULT_PORT;
+	const char *server_ip = NULL;
+	int ncases, failed = 0, args;
+
+	if (argc < 3 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		usage();
+		return 2;
+	}
+	c.is_server = !strcmp(argv[1], "server");
+	c.role = argv[1];
+	args = 3;
+	if (!c.is_server) {
+		if (argc < 4) {
+			usage();
+			return 2;
+		}
+		server_ip = argv[args++];
+	}
+	if (argc == args + 2 && !strcmp(argv[args], "-p")) {
+		port = (unsigned int)strtoul(argv[args + 1], NULL, 10);
+		args += 2;
+	}
+	if (argc != args || port == 0 || port > 65535) {
+		usage();
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	srand48(getpid() ^ time(NULL));
+
+	if (setup(&c, argv[2]) ||
+	    (c.is_server ? server_exchange(&c, port) : client_exchange(&c, server_ip, port))) {
+		teardown(&c);
+		return 1;
+	}
+	ncases = build_cases(c.mtu, cases);
+	for (int i = 0; i < ncases; i++) {
+		int verdict = run_case(&c, &cases[i], i);
+
+		if (verdict < 0) {
+			failed = ncases - i;
+			break;
+		}
+		failed += !verdict;
+	}
+	printf("[%s] %s: %d of %d cases failed\n", c.role, failed ? "FAIL" : "PASS", failed,
+	       ncases);
+	teardown(&c);
+	return failed ? 1 : 0;
+}
