@@ -12,8 +12,12 @@
 CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
-BUILD := build
 SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD := build-san
+else
+BUILD := build
+endif
 
 PKGS := libbpf libxdp libmnl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -25,7 +29,6 @@ LDLIBS = $(PKG_LIBS) -lpthread
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -O1
 LDFLAGS += -fsanitize=address,undefined
-BUILD := build-san
 endif
 
 ARCH_INC := -I/usr/include/$(shell uname -m)-linux-gnu
@@ -91,6 +94,9 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libxroce.a
 test: deps
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run.sh
+
+# Tool and bench objects are not intermediates: keep them between builds.
+.SECONDARY:
 
 interop: deps
 	$(MAKE) all
