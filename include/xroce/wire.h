@@ -80,6 +80,23 @@ struct xr_deth {
 	__be32 sqpn; /* reserved:8 SrcQP:24 */
 } __attribute__((packed));
 
+/*
+ * Masked Atomic Extended Transport Header, 44 bytes: xroce's extension for
+ * masked compare-and-swap and masked fetch-and-add (docs/masked-atomics.md).
+ * Masked CAS: swap_add = swap, compare, swap_mask, compare_mask.
+ * Masked FAA: swap_add = the addend, swap_mask = the field boundary mask
+ * (a set bit is the most significant bit of a field), compare and
+ * compare_mask zero.
+ */
+struct xr_matmeth {
+	__be64 va;
+	__be32 rkey;
+	__be64 swap_add;
+	__be64 compare;
+	__be64 swap_mask;
+	__be64 compare_mask;
+} __attribute__((packed));
+
 #define XR_BTH_SIZE 12
 #define XR_RETH_SIZE 16
 #define XR_ATMETH_SIZE 28
@@ -88,6 +105,7 @@ struct xr_deth {
 #define XR_IMMDT_SIZE 4
 #define XR_IETH_SIZE 4
 #define XR_DETH_SIZE 8
+#define XR_MATMETH_SIZE 44
 
 /* Transport service in opcode bits 7:5. */
 enum xr_transport {
@@ -137,6 +155,10 @@ enum xr_opcode {
 
 	XR_OP_UD_SEND_ONLY = 0x64,
 	XR_OP_UD_SEND_ONLY_IMM = 0x65,
+
+	/* Manufacturer-specific range (0xC0-0xFF): xroce's masked atomics, RC. */
+	XR_OP_RC_MASKED_CMP_SWAP = 0xc0,
+	XR_OP_RC_MASKED_FETCH_ADD = 0xc1,
 };
 
 /* Properties of an opcode: which headers follow the BTH and what it means. */
@@ -159,6 +181,7 @@ enum xr_opflag {
 	XR_OPF_READ = 1u << 15,
 	XR_OPF_ATOMIC = 1u << 16,
 	XR_OPF_RECV_WQE = 1u << 17, /* consumes a receive WQE at the responder */
+	XR_OPF_MATMETH = 1u << 18, /* masked atomic header */
 };
 
 struct xr_opinfo {
@@ -218,6 +241,10 @@ static const struct xr_opinfo xr_opinfo[256] = {
 	[XR_OP_RC_SEND_LAST_INV] = { XR__SEND | XR__LO | XR_OPF_IETH, XR_BTH_SIZE + XR_IETH_SIZE },
 	[XR_OP_RC_SEND_ONLY_INV] = { XR__SEND | XR__FO | XR__LO | XR_OPF_IETH,
 				     XR_BTH_SIZE + XR_IETH_SIZE },
+	[XR_OP_RC_MASKED_CMP_SWAP] = { XR__REQ | XR__FO | XR__LO | XR_OPF_ATOMIC | XR_OPF_MATMETH,
+				       XR_BTH_SIZE + XR_MATMETH_SIZE },
+	[XR_OP_RC_MASKED_FETCH_ADD] = { XR__REQ | XR__FO | XR__LO | XR_OPF_ATOMIC | XR_OPF_MATMETH,
+					XR_BTH_SIZE + XR_MATMETH_SIZE },
 	XR__SEND_OPS(XR_TRANSPORT_UC),
 	XR__WRITE_OPS(XR_TRANSPORT_UC),
 	[XR_OP_UD_SEND_ONLY] = { XR__SEND | XR__FO | XR__LO | XR_OPF_DETH,
@@ -259,7 +286,8 @@ static inline int xr_atmeth_off(__u32 f)
 static inline int xr_immdt_off(__u32 f)
 {
 	return xr_reth_off(f) + ((f & XR_OPF_RETH) ? XR_RETH_SIZE : 0) +
-	       ((f & XR_OPF_ATMETH) ? XR_ATMETH_SIZE : 0);
+	       ((f & XR_OPF_ATMETH) ? XR_ATMETH_SIZE : 0) +
+	       ((f & XR_OPF_MATMETH) ? XR_MATMETH_SIZE : 0);
 }
 
 static inline int xr_ieth_off(__u32 f)
@@ -276,6 +304,12 @@ static inline int xr_aeth_off(__u32 f)
 static inline int xr_atmack_off(__u32 f)
 {
 	return XR_BTH_SIZE + ((f & XR_OPF_AETH) ? XR_AETH_SIZE : 0);
+}
+
+/* The transport of an opcode: xroce's extension opcodes are RC. */
+static inline __u8 xr_opcode_transport(__u8 opcode)
+{
+	return (xr_opinfo[opcode].flags & XR_OPF_MATMETH) ? XR_TRANSPORT_RC : (opcode & 0xe0);
 }
 
 /* 24-bit PSN arithmetic. */

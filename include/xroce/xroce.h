@@ -54,12 +54,19 @@ struct xr_device_attr {
 	uint64_t device_cap_flags;
 };
 
+enum xr_device_cap_flags {
+	/* Masked compare-and-swap and fetch-and-add (xroce's wire extension). */
+	XR_DEVICE_MASKED_ATOMICS = 1 << 0,
+};
+
 struct xr_device_open_attr {
 	/*
 	 * Attach the XDP program if the loader has not (and detach it again
 	 * on close). Default for NULL attributes: 1.
 	 */
 	int attach_if_needed;
+	/* Answer masked atomics as a peer without the extension does (for tests). */
+	int disable_masked_atomics;
 };
 
 /* Opens the RoCE device on network interface ifname (needs CAP_NET_ADMIN/BPF). */
@@ -131,6 +138,8 @@ enum xr_wc_opcode {
 	XR_WC_FETCH_ADD,
 	XR_WC_BIND_MW,
 	XR_WC_LOCAL_INV,
+	XR_WC_MASKED_COMP_SWAP = 9,
+	XR_WC_MASKED_FETCH_ADD,
 	XR_WC_RECV = 1 << 7,
 	XR_WC_RECV_RDMA_WITH_IMM,
 };
@@ -304,6 +313,8 @@ enum xr_wr_opcode {
 	XR_WR_LOCAL_INV,
 	XR_WR_BIND_MW,
 	XR_WR_SEND_WITH_INV,
+	XR_WR_MASKED_ATOMIC_CMP_AND_SWP,
+	XR_WR_MASKED_ATOMIC_FETCH_AND_ADD,
 };
 
 enum xr_send_flags {
@@ -332,6 +343,20 @@ struct xr_send_wr {
 			uint64_t swap;
 			uint32_t rkey;
 		} atomic;
+		/*
+		 * Masked CAS: swaps in (old & ~swap_mask) | (swap & swap_mask) when
+		 * (old ^ compare_add) & compare_add_mask is 0. Masked FAA: adds
+		 * compare_add field by field; a bit set in compare_add_mask marks the
+		 * most significant bit of a field, and no carry crosses it.
+		 */
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint64_t compare_add_mask;
+			uint64_t swap_mask;
+			uint32_t rkey;
+		} masked_atomic;
 	} wr;
 };
 

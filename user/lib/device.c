@@ -83,6 +83,8 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	dev->core.num_gids = ngids;
 	dev->core.active_mtu = active_mtu_for(dev->netdev.mtu);
 	dev->core.xdp_qps = dev->xdp.qp_table;
+	if (attr && attr->disable_masked_atomics)
+		dev->core.caps &= ~(uint64_t)XR_DEVICE_MASKED_ATOMICS;
 
 	busy = getenv("XROCE_BUSY_POLL_US");
 	dev->busy_poll_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_BUSY_POLL_NS;
@@ -160,7 +162,8 @@ int xr_query_device(struct xr_device *dev, struct xr_device_attr *a)
 	a->max_cqe = XR_MAX_CQE;
 	a->max_mr_size = UINT32_MAX;
 	a->max_inline_data = XR_MAX_INLINE;
-	a->max_qp_rd_atom = 16;
+	a->max_qp_rd_atom = XR_MAX_RD_ATOMIC;
+	a->device_cap_flags = dev->core.caps;
 	return 0;
 }
 

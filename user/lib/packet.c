@@ -158,6 +158,15 @@ static void parse_ext_headers(const uint8_t *bth, struct xr_pkt *pkt)
 		pkt->atm_swap_add = rd64(h + 12);
 		pkt->atm_compare = rd64(h + 20);
 	}
+	if (f & XR_OPF_MATMETH) {
+		const uint8_t *h = bth + xr_atmeth_off(f);
+		pkt->atm_va = rd64(h);
+		pkt->atm_rkey = rd32(h + 8);
+		pkt->atm_swap_add = rd64(h + 12);
+		pkt->atm_compare = rd64(h + 20);
+		pkt->atm_swap_mask = rd64(h + 28);
+		pkt->atm_compare_mask = rd64(h + 36);
+	}
 	if (f & XR_OPF_IMMDT)
 		memcpy(&pkt->imm_be, bth + xr_immdt_off(f), 4);
 	if (f & XR_OPF_IETH)

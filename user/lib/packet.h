@@ -53,6 +53,7 @@ struct xr_pkt {
 	uint64_t reth_va;
 	uint32_t reth_rkey, reth_len;
 	uint64_t atm_va, atm_swap_add, atm_compare;
+	uint64_t atm_swap_mask, atm_compare_mask; /* masked atomics */
 	uint32_t atm_rkey;
 	uint8_t aeth_syndrome;
 	uint32_t aeth_msn;

@@ -26,15 +26,9 @@ static struct xr_swqe *wqe_of_psn(struct xr_qp_impl *qp, uint32_t psn)
 	return NULL;
 }
 
-static bool is_read_atomic(const struct xr_swqe *w)
-{
-	return w->opcode == XR_WR_RDMA_READ || w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == XR_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static void complete_wqe(struct xr_qp_impl *qp, struct xr_swqe *w, enum xr_wc_status st)
 {
-	if (w->state != XR_SWQE_DONE && is_read_atomic(w) && qp->rd_outstanding)
+	if (w->state != XR_SWQE_DONE && xr_wr_is_read_atomic(w->opcode) && qp->rd_outstanding)
 		qp->rd_outstanding--;
 	xr_swqe_complete(w, st);
 }
@@ -72,7 +66,7 @@ static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 			break;
 		if (w->state == XR_SWQE_DONE)
 			continue;
-		if (is_read_atomic(w)) {
+		if (xr_wr_is_read_atomic(w->opcode)) {
 			upto = xr_psn_add(w->first_psn, XR_PSN_MASK);
 			break;
 		}

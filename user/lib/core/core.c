@@ -9,6 +9,7 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 	memset(core, 0, sizeof(*core));
 	core->port = *port;
 	core->active_mtu = XR_MTU_1024;
+	core->caps = XR_DEVICE_MASKED_ATOMICS;
 }
 
 static struct xr_qp_impl *qp_by_qpn(struct xr_core *core, uint32_t qpn)
@@ -42,7 +43,7 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		core->stats.rx_bad_pkey++;
 		return;
 	}
-	if ((pkt.opcode & 0xe0) != XR_TRANSPORT_RC || qp->pub.state < XR_QPS_RTR ||
+	if (xr_opcode_transport(pkt.opcode) != XR_TRANSPORT_RC || qp->pub.state < XR_QPS_RTR ||
 	    qp->pub.state == XR_QPS_ERR) {
 		core->stats.rx_bad_state++;
 		return;

@@ -75,7 +75,8 @@ struct xr_swqe {
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint64_t compare_add, swap;
-	uint32_t length; /* total bytes */
+	uint64_t compare_add_mask, swap_mask; /* masked atomics */
+	uint32_t length;		      /* total bytes */
 	int num_sge;
 	bool is_inline;
 	bool signaled;
@@ -187,6 +188,7 @@ struct xr_core {
 	union xr_gid gids[XR_MAX_GIDS];
 	int num_gids;
 	enum xr_mtu active_mtu;
+	uint64_t caps;		     /* enum xr_device_cap_flags */
 	struct xr_qp_entry *xdp_qps; /* shared with XDP, or NULL */
 
 	struct xr_qp_impl *qps[XR_MAX_QP];
@@ -248,6 +250,18 @@ void xr_qp_retire_sends(struct xr_qp_impl *qp);
 void xr_qp_flush(struct xr_qp_impl *qp);
 uint64_t xr_qp_ack_timeout_ns(const struct xr_qp_impl *qp);
 
+static inline bool xr_wr_is_atomic(enum xr_wr_opcode op)
+{
+	return op == XR_WR_ATOMIC_CMP_AND_SWP || op == XR_WR_ATOMIC_FETCH_AND_ADD ||
+	       op == XR_WR_MASKED_ATOMIC_CMP_AND_SWP || op == XR_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+}
+
+/* READs and atomics: they need a response, and count against max_rd_atomic. */
+static inline bool xr_wr_is_read_atomic(enum xr_wr_opcode op)
+{
+	return op == XR_WR_RDMA_READ || xr_wr_is_atomic(op);
+}
+
 static inline void xr_swqe_complete(struct xr_swqe *wqe, enum xr_wc_status st)
 {
 	wqe->state = XR_SWQE_DONE;
@@ -274,6 +288,13 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn);
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
 /* Fires the retransmit and RNR timers; returns the next deadline (0 = none). */
 uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now);
+
+/* ---- atomics.c ---- */
+/* Executes the atomic request pkt on target; returns the original value. */
+uint64_t xr_atomic_execute(uint64_t *target, const struct xr_pkt *pkt);
+uint64_t xr_masked_cas_result(uint64_t old, uint64_t compare, uint64_t compare_mask, uint64_t swap,
+			      uint64_t swap_mask);
+uint64_t xr_masked_faa_result(uint64_t old, uint64_t add, uint64_t boundary);
 
 /* ---- responder.c ---- */
 void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);

@@ -362,6 +362,10 @@ static enum xr_wc_opcode wc_opcode_of(enum xr_wr_opcode op)
 		return XR_WC_COMP_SWAP;
 	case XR_WR_ATOMIC_FETCH_AND_ADD:
 		return XR_WC_FETCH_ADD;
+	case XR_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return XR_WC_MASKED_COMP_SWAP;
+	case XR_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return XR_WC_MASKED_FETCH_ADD;
 	case XR_WR_LOCAL_INV:
 		return XR_WC_LOCAL_INV;
 	case XR_WR_BIND_MW:
@@ -427,11 +431,6 @@ void xr_qp_to_error(struct xr_qp_impl *qp)
 
 /* ---- posting ---------------------------------------------------------- */
 
-static bool is_atomic(enum xr_wr_opcode op)
-{
-	return op == XR_WR_ATOMIC_CMP_AND_SWP || op == XR_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 {
 	uint64_t total = 0;
@@ -445,6 +444,11 @@ static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 	case XR_WR_ATOMIC_CMP_AND_SWP:
 	case XR_WR_ATOMIC_FETCH_AND_ADD:
 		break;
+	case XR_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case XR_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		if (!(qp->core->caps & XR_DEVICE_MASKED_ATOMICS))
+			return -EOPNOTSUPP;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -455,10 +459,10 @@ static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 	if (total > (1u << 31))
 		return -EINVAL;
 	/* An atomic returns the original 8 bytes into exactly one 8-byte SGE. */
-	if (is_atomic(wr->opcode) && (wr->num_sge != 1 || total != 8))
+	if (xr_wr_is_atomic(wr->opcode) && (wr->num_sge != 1 || total != 8))
 		return -EINVAL;
 	if ((wr->send_flags & XR_SEND_INLINE) &&
-	    (wr->opcode == XR_WR_RDMA_READ || is_atomic(wr->opcode)))
+	    (wr->opcode == XR_WR_RDMA_READ || xr_wr_is_atomic(wr->opcode)))
 		return -EINVAL;
 	if (wr->send_flags & XR_SEND_INLINE) {
 		if (total > qp->cap.max_inline_data)
@@ -492,7 +496,15 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 		w->opcode = wr->opcode;
 		w->send_flags = wr->send_flags;
 		w->imm_be = wr->imm_data;
-		if (is_atomic(wr->opcode)) {
+		if (wr->opcode == XR_WR_MASKED_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == XR_WR_MASKED_ATOMIC_FETCH_AND_ADD) {
+			w->remote_addr = wr->wr.masked_atomic.remote_addr;
+			w->rkey = wr->wr.masked_atomic.rkey;
+			w->compare_add = wr->wr.masked_atomic.compare_add;
+			w->swap = wr->wr.masked_atomic.swap;
+			w->compare_add_mask = wr->wr.masked_atomic.compare_add_mask;
+			w->swap_mask = wr->wr.masked_atomic.swap_mask;
+		} else if (xr_wr_is_atomic(wr->opcode)) {
 			w->remote_addr = wr->wr.atomic.remote_addr;
 			w->rkey = wr->wr.atomic.rkey;
 			w->compare_add = wr->wr.atomic.compare_add;

@@ -9,12 +9,6 @@
 
 #include "core.h"
 
-static bool wqe_is_read_atomic(const struct xr_swqe *w)
-{
-	return w->opcode == XR_WR_RDMA_READ || w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == XR_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static uint8_t request_opcode(const struct xr_swqe *w, uint32_t pkt)
 {
 	bool first = pkt == 0, last = pkt + 1 == w->npkts;
@@ -31,6 +25,10 @@ static uint8_t request_opcode(const struct xr_swqe *w, uint32_t pkt)
 		return XR_OP_RC_CMP_SWAP;
 	case XR_WR_ATOMIC_FETCH_AND_ADD:
 		return XR_OP_RC_FETCH_ADD;
+	case XR_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return XR_OP_RC_MASKED_CMP_SWAP;
+	case XR_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return XR_OP_RC_MASKED_FETCH_ADD;
 	default:
 		break;
 	}
@@ -61,14 +59,14 @@ static void put64(uint8_t *p, uint64_t v)
 static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 {
 	/* READ and atomic results are written into the local buffers. */
-	int need = wqe_is_read_atomic(w) ? XR_ACCESS_LOCAL_WRITE : 0;
+	int need = xr_wr_is_read_atomic(w->opcode) ? XR_ACCESS_LOCAL_WRITE : 0;
 
 	for (int i = 0; i < w->num_sge; i++) {
 		enum xr_wc_status st = xr_core_check_sge(qp->core, qp->pub.pd, &w->sge[i], need);
 		if (st != XR_WC_SUCCESS)
 			return st;
 	}
-	if (w->opcode == XR_WR_ATOMIC_CMP_AND_SWP || w->opcode == XR_WR_ATOMIC_FETCH_AND_ADD)
+	if (xr_wr_is_atomic(w->opcode))
 		w->npkts = 1;
 	else
 		w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
@@ -76,7 +74,7 @@ static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 	w->last_psn = xr_psn_add(qp->snd_psn, w->npkts - 1);
 	qp->snd_psn = xr_psn_add(qp->snd_psn, w->npkts);
 	w->psn_assigned = true;
-	if (wqe_is_read_atomic(w))
+	if (xr_wr_is_read_atomic(w->opcode))
 		qp->rd_outstanding++;
 	return XR_WC_SUCCESS;
 }
@@ -115,6 +113,17 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 		put64(h + 12, w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ? w->swap : w->compare_add);
 		put64(h + 20, w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ? w->compare_add : 0);
 	}
+	if (oi->flags & XR_OPF_MATMETH) {
+		bool cas = w->opcode == XR_WR_MASKED_ATOMIC_CMP_AND_SWP;
+		uint8_t *h = out.bth + xr_atmeth_off(oi->flags);
+
+		put64(h, w->remote_addr);
+		put32(h + 8, w->rkey);
+		put64(h + 12, cas ? w->swap : w->compare_add);
+		put64(h + 20, cas ? w->compare_add : 0);
+		put64(h + 28, cas ? w->swap_mask : w->compare_add_mask);
+		put64(h + 36, cas ? w->compare_add_mask : 0);
+	}
 	if (oi->flags & XR_OPF_IMMDT)
 		memcpy(out.bth + xr_immdt_off(oi->flags), &w->imm_be, 4);
 	if (len) {
@@ -132,7 +141,7 @@ static bool may_start(const struct xr_qp_impl *qp, const struct xr_swqe *w)
 {
 	uint32_t depth = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
 
-	if (wqe_is_read_atomic(w) && qp->rd_outstanding >= depth)
+	if (xr_wr_is_read_atomic(w->opcode) && qp->rd_outstanding >= depth)
 		return false;
 	if ((w->send_flags & XR_SEND_FENCE) && qp->rd_outstanding)
 		return false;

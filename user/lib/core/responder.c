@@ -218,8 +218,11 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		res->last_psn =
 		    xr_psn_add(pkt->psn, pkt->reth_len ? (pkt->reth_len - 1) / qp->mtu : 0);
 	} else {
-		uint64_t *target, old;
-
+		if ((pkt->opflags & XR_OPF_MATMETH) &&
+		    !(qp->core->caps & XR_DEVICE_MASKED_ATOMICS)) {
+			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+			return false;
+		}
 		if (pkt->atm_va & 7) {
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
@@ -229,18 +232,9 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
 			return false;
 		}
-		/* Atomic with respect to other QPs and the target's own CPU atomics. */
-		target = (uint64_t *)(uintptr_t)pkt->atm_va;
-		if (pkt->opcode == XR_OP_RC_CMP_SWAP) {
-			old = pkt->atm_compare;
-			__atomic_compare_exchange_n(target, &old, pkt->atm_swap_add, false,
-						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-		} else {
-			old = __atomic_fetch_add(target, pkt->atm_swap_add, __ATOMIC_SEQ_CST);
-		}
 		res = new_resource(qp);
 		res->atomic = true;
-		res->orig = old;
+		res->orig = xr_atomic_execute((uint64_t *)(uintptr_t)pkt->atm_va, pkt);
 		res->first_psn = res->last_psn = pkt->psn;
 	}
 	res->next_psn = res->first_psn;
