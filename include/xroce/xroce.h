@@ -164,13 +164,38 @@ struct xr_wc {
 
 struct xr_cq {
 	struct xr_device *device;
+	struct xr_comp_channel *channel;
+	void *cq_context; /* the application's; returned by xr_get_cq_event */
 	int cqe;
 };
 
+/* channel may be NULL; with one, completion events are delivered there. */
 struct xr_cq *xr_create_cq(struct xr_device *dev, int cqe, struct xr_comp_channel *channel);
 int xr_destroy_cq(struct xr_cq *cq);
 /* Returns the number of completions written to wc (0..num_entries), or a negative errno. */
 int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc);
+
+/* ---- completion channels ----------------------------------------------- */
+
+/*
+ * A completion channel wakes a sleeping consumer: arm a CQ with
+ * xr_req_notify_cq, block in xr_get_cq_event (or poll() fd for POLLIN),
+ * then poll the CQ and acknowledge the event. As in verbs, arming is
+ * one-shot, and solicited_only fires on a completion of a message with the
+ * solicited event bit, or on an error completion.
+ */
+struct xr_comp_channel {
+	struct xr_device *device;
+	int fd;	    /* readable while an event is pending; O_NONBLOCK may be set on it */
+	int refcnt; /* CQs using it */
+};
+
+struct xr_comp_channel *xr_create_comp_channel(struct xr_device *dev);
+int xr_destroy_comp_channel(struct xr_comp_channel *channel);
+int xr_req_notify_cq(struct xr_cq *cq, int solicited_only);
+/* Waits for an event (or returns -EAGAIN on a non-blocking fd). */
+int xr_get_cq_event(struct xr_comp_channel *channel, struct xr_cq **cq, void **cq_context);
+void xr_ack_cq_events(struct xr_cq *cq, unsigned int nevents);
 
 /* ---- queue pairs ------------------------------------------------------ */
 

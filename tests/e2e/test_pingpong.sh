@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xroce-pingpong against itself across a veth pair between two namespaces:
 # RC SENDs of 1 B, 1 KiB, 4 KiB and 64 KiB (multi-packet), 100 round trips
-# each, one run with --chk (the client checks every echoed byte), and one run
+# each, polling and sleeping on completion events (-e), runs with --chk (the client checks every echoed byte), and one run
 # where the client's SEND is larger than the server's receive buffers, which
 # must fail on both sides with an error completion rather than pass or hang.
 # Needs root. Env: BUILD (build dir, default build).
@@ -78,7 +78,7 @@ check_summary() {
 	done
 }
 
-for run in "1" "1024" "4096" "65536" "65536 --chk"; do
+for run in "1" "1024" "4096" "65536" "65536 --chk" "4096 -e" "65536 -e --chk"; do
 	size=${run%% *}
 	opts="-s $run"
 	run_pair "$opts" "$opts"

@@ -45,7 +45,7 @@ void xr_engine_stop(struct xr_device *dev);
 /* One receive/transport/transmit round, with dev->lock held; true if it did work. */
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
 /* How long a poll_cq call keeps the engine thread off the sockets. */
-#define XR_APP_POLL_GRACE_NS 1000000ull
+#define XR_APP_POLL_GRACE_NS 200000ull
 
 /* Called after posting work: wakes the engine if it sleeps. */
 void xr_engine_kick(struct xr_device *dev);

@@ -96,12 +96,15 @@ struct xr_cq *xr_create_cq(struct xr_device *dev, int cqe, struct xr_comp_channe
 	struct xr_cq_impl *cq;
 	int err;
 
-	if (!dev)
+	if (!dev || (channel && channel->device != dev))
 		return fail_ptr(-EINVAL);
-	if (channel)
-		return fail_ptr(-EOPNOTSUPP); /* completion channels: not yet */
 	pthread_mutex_lock(&dev->lock);
 	cq = xr_core_create_cq(&dev->core, cqe, &err);
+	if (cq && channel) {
+		cq->channel = channel;
+		cq->pub.channel = channel;
+		channel->refcnt++;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	return cq ? &cq->pub : fail_ptr(err);
 }
@@ -115,7 +118,15 @@ int xr_destroy_cq(struct xr_cq *cq)
 		return fail(-EINVAL);
 	dev = cq->device;
 	pthread_mutex_lock(&dev->lock);
-	err = xr_core_destroy_cq(cq_impl(cq));
+	if (cq_impl(cq)->events_acked != cq_impl(cq)->events_fired) {
+		err = -EBUSY; /* as verbs: every event must be acknowledged first */
+	} else {
+		struct xr_comp_channel *ch = cq->channel;
+
+		err = xr_core_destroy_cq(cq_impl(cq));
+		if (!err && ch)
+			ch->refcnt--;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	return err ? fail(err) : 0;
 }
@@ -135,8 +146,10 @@ int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 		 */
 		uint64_t deadline;
 
-		__atomic_store_n(&cq->device->app_poll_until, xr_now_ns() + XR_APP_POLL_GRACE_NS,
-				 __ATOMIC_RELAXED);
+		/* An armed CQ means the application is about to sleep on its channel. */
+		if (c->armed == XR_CQ_ARM_NONE)
+			__atomic_store_n(&cq->device->app_poll_until,
+					 xr_now_ns() + XR_APP_POLL_GRACE_NS, __ATOMIC_RELAXED);
 		if (pthread_mutex_trylock(&cq->device->lock))
 			return 0;
 		xr_engine_round_locked(cq->device, &deadline);

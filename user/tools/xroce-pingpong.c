@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,8 @@ enum {
 #define LOOP_BASE_TIMEOUT_MS 60000
 #define LOOP_PER_ITER_MS 50
 
-/*
- * Two ping-pong processes and their two engine threads share this machine's
- * cores: after a short spin, an empty poll sleeps briefly so that the engine
- * threads get to run.
- */
-#define SPIN_POLLS_BEFORE_SLEEP 256
-#define IDLE_SLEEP_NS 20000
+/* An empty poll drives the engine itself; yield now and then all the same. */
+#define SPIN_POLLS_BEFORE_YIELD 1024
 
 struct options {
 	const char *ifname;
@@ -81,6 +77,7 @@ struct pingpong_ctx {
 	struct xr_device *dev;
 	struct xr_pd *pd;
 	struct xr_mr *mr;
+	struct xr_comp_channel *channel; /* -e */
 	struct xr_cq *cq;
 	struct xr_qp *qp;
 	uint8_t *buf;
@@ -606,6 +603,8 @@ static void close_ctx(struct pingpong_ctx *ctx)
 		fprintf(stderr, PROG ": couldn't destroy QP: %s\n", strerror(-ret));
 	if (ctx->cq && (ret = xr_destroy_cq(ctx->cq)))
 		fprintf(stderr, PROG ": couldn't destroy CQ: %s\n", strerror(-ret));
+	if (ctx->channel && (ret = xr_destroy_comp_channel(ctx->channel)))
+		fprintf(stderr, PROG ": couldn't destroy completion channel: %s\n", strerror(-ret));
 	if (ctx->mr && (ret = xr_dereg_mr(ctx->mr)))
 		fprintf(stderr, PROG ": couldn't deregister MR: %s\n", strerror(-ret));
 	if (ctx->pd && (ret = xr_dealloc_pd(ctx->pd)))
@@ -668,9 +667,21 @@ static int init_ctx(struct pingpong_ctx *ctx, const struct options *o)
 		fprintf(stderr, PROG ": couldn't register MR: %s\n", strerror(errno));
 		return -1;
 	}
-	ctx->cq = xr_create_cq(ctx->dev, o->rx_depth + 1, NULL);
+	if (o->use_events) {
+		ctx->channel = xr_create_comp_channel(ctx->dev);
+		if (!ctx->channel) {
+			fprintf(stderr, PROG ": couldn't create completion channel: %s\n",
+				strerror(errno));
+			return -1;
+		}
+	}
+	ctx->cq = xr_create_cq(ctx->dev, o->rx_depth + 1, ctx->channel);
 	if (!ctx->cq) {
 		fprintf(stderr, PROG ": couldn't create CQ: %s\n", strerror(errno));
+		return -1;
+	}
+	if (o->use_events && xr_req_notify_cq(ctx->cq, 0)) {
+		fprintf(stderr, PROG ": couldn't request CQ notification\n");
 		return -1;
 	}
 	init_attr.send_cq = ctx->cq;
@@ -896,7 +907,39 @@ static int run_loop(struct pingpong_ctx *ctx, const struct options *o, struct lo
 
 	while (st->rcnt < o->iters || st->scnt < o->iters) {
 		struct xr_wc wc[2];
-		int ne = xr_poll_cq(ctx->cq, 2, wc);
+		int ne;
+
+		if (o->use_events) {
+			/* As rc_pingpong -e: sleep for the event, re-arm, then poll. */
+			struct xr_cq *ev_cq;
+			int ret = wait_fd(ctx->channel->fd, POLLIN, deadline);
+
+			if (!ret)
+				ret = xr_get_cq_event(ctx->channel, &ev_cq, NULL);
+			if (ret) {
+				fprintf(stderr, PROG ": waiting for a CQ event: %s\n",
+					strerror(-ret));
+				describe_wait(ctx, st, o->iters);
+				return -1;
+			}
+			xr_ack_cq_events(ev_cq, 1);
+			ret = xr_req_notify_cq(ev_cq, 0);
+			if (ret) {
+				fprintf(stderr, PROG ": couldn't request CQ notification: %s\n",
+					strerror(-ret));
+				return -1;
+			}
+			while ((ne = xr_poll_cq(ctx->cq, 2, wc)) > 0)
+				for (int i = 0; i < ne; i++)
+					if (handle_wc(ctx, o, st, &wc[i]))
+						return -1;
+			if (ne < 0) {
+				fprintf(stderr, PROG ": poll CQ failed: %s\n", strerror(-ne));
+				return -1;
+			}
+			continue;
+		}
+		ne = xr_poll_cq(ctx->cq, 2, wc);
 
 		if (ne < 0) {
 			fprintf(stderr, PROG ": poll CQ failed: %s\n", strerror(-ne));
@@ -920,8 +963,10 @@ static int run_loop(struct pingpong_ctx *ctx, const struct options *o, struct lo
 			describe_wait(ctx, st, o->iters);
 			return -1;
 		}
-		if (++idle_polls > SPIN_POLLS_BEFORE_SLEEP)
-			nanosleep(&(struct timespec){.tv_nsec = IDLE_SLEEP_NS}, NULL);
+		/* Spin as rc_pingpong does (each empty poll drives the engine), yielding now
+		 * and then so a busy small machine still schedules everyone. */
+		if (++idle_polls % SPIN_POLLS_BEFORE_YIELD == 0)
+			sched_yield();
 	}
 	return 0;
 }
@@ -1013,11 +1058,6 @@ int main(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret)
 		return ret == 2 ? 0 : 1;
-	if (o.use_events) {
-		fprintf(stderr, PROG ": -e is not supported: the xroce API has no completion "
-				     "channel yet\n");
-		return 1;
-	}
 	/* No SA_RESTART: a stop signal must interrupt poll() so the device gets closed. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -59,6 +59,17 @@ struct xr_cq_impl {
 	uint32_t head, tail; /* produced, consumed */
 	uint64_t overflows;
 	uint32_t refs; /* QPs using it */
+	/* Completion events: 0, or the arming of xr_req_notify_cq (one-shot). */
+	int armed;
+	struct xr_comp_channel *channel;
+	struct xr_cq_impl *next_event; /* in the channel's queue of fired CQs */
+	uint32_t events_fired, events_acked;
+};
+
+enum xr_cq_arm {
+	XR_CQ_ARM_NONE,
+	XR_CQ_ARM_ALL,
+	XR_CQ_ARM_SOLICITED,
 };
 
 enum xr_swqe_state {
@@ -232,7 +243,10 @@ void xr_sgl_copy_in(const struct xr_sge *sge, int num_sge, uint32_t offset, cons
 struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err);
 int xr_core_destroy_cq(struct xr_cq_impl *cq);
 int xr_core_poll_cq(struct xr_cq_impl *cq, int n, struct xr_wc *wc);
-void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc);
+/* Queues a completion; solicited: it came from a message with the SE bit. */
+void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc, bool solicited);
+/* Delivers a completion event of an armed CQ to its channel (channel.c). */
+void xr_channel_notify(struct xr_comp_channel *channel, struct xr_cq_impl *cq);
 
 /* ---- qp.c ---- */
 struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr,

@@ -41,7 +41,7 @@ int xr_core_destroy_cq(struct xr_cq_impl *cq)
 	return 0;
 }
 
-void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc)
+void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc, bool solicited)
 {
 	if (cq->head - cq->tail >= cq->size - 1) {
 		cq->overflows++;
@@ -50,6 +50,13 @@ void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc)
 	cq->ring[cq->head & (cq->size - 1)] = *wc;
 	/* Release: a lock-free emptiness check in xr_poll_cq sees the entry first. */
 	__atomic_store_n(&cq->head, cq->head + 1, __ATOMIC_RELEASE);
+	/* An armed CQ fires once: on any completion, or solicited and error ones. */
+	if (cq->armed == XR_CQ_ARM_ALL ||
+	    (cq->armed == XR_CQ_ARM_SOLICITED && (solicited || wc->status != XR_WC_SUCCESS))) {
+		cq->armed = XR_CQ_ARM_NONE;
+		if (cq->channel)
+			xr_channel_notify(cq->channel, cq);
+	}
 }
 
 int xr_core_poll_cq(struct xr_cq_impl *cq, int n, struct xr_wc *wc)

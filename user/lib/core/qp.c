@@ -390,7 +390,7 @@ void xr_qp_retire_sends(struct xr_qp_impl *qp)
 			wc.opcode = wc_opcode_of(w->opcode);
 			wc.qp_num = qp->pub.qp_num;
 			wc.byte_len = w->length;
-			xr_cq_push(qp->scq, &wc);
+			xr_cq_push(qp->scq, &wc, false);
 		}
 		qp->sq_tail++;
 	}
@@ -414,7 +414,7 @@ void xr_qp_flush(struct xr_qp_impl *qp)
 				   .opcode = XR_WC_RECV,
 				   .qp_num = qp->pub.qp_num};
 
-		xr_cq_push(qp->rcq, &wc);
+		xr_cq_push(qp->rcq, &wc, false);
 		qp->rq_tail++;
 	}
 	qp->recv_active = false;

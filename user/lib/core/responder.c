@@ -37,7 +37,7 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 				   .qp_num = qp->pub.qp_num,
 				   .src_qp = qp->dest_qpn};
 
-		xr_cq_push(qp->rcq, &wc);
+		xr_cq_push(qp->rcq, &wc, false);
 		qp->rq_tail++;
 	}
 	xr_core_send_ack(qp->core, qp, XR_AETH_NAK | nak, pkt->psn);
@@ -59,7 +59,7 @@ static void complete_recv(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum 
 		wc.imm_data = pkt->imm_be;
 		wc.wc_flags |= XR_WC_WITH_IMM;
 	}
-	xr_cq_push(qp->rcq, &wc);
+	xr_cq_push(qp->rcq, &wc, pkt->se);
 	qp->rq_tail++;
 	qp->recv_active = false;
 }
