@@ -88,6 +88,7 @@ struct h_qp_opts {
 	int sq_sig_all;
 	uint32_t sq_psn[2]; /* the starting PSN each side sends with */
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t rd_atomic; /* max_rd_atomic and max_dest_rd_atomic */
 };
 
 static inline struct h_qp_opts h_default_opts(void)
@@ -190,7 +191,7 @@ static inline struct xr_qp_attr h_rtr_attr(struct h_pair *p, int s, const struct
 	    .path_mtu = XR_MTU_1024,
 	    .dest_qp_num = p->side[1 - s].qp->pub.qp_num,
 	    .rq_psn = o->sq_psn[1 - s],
-	    .max_dest_rd_atomic = 1,
+	    .max_dest_rd_atomic = o->rd_atomic,
 	    .min_rnr_timer = o->min_rnr_timer,
 	    .ah_attr = {.is_global = 1,
 			.port_num = 1,
@@ -221,7 +222,7 @@ static inline struct xr_qp_attr h_rts_attr(int s, const struct h_qp_opts *o)
 	    .timeout = o->timeout,
 	    .retry_cnt = o->retry_cnt,
 	    .rnr_retry = o->rnr_retry,
-	    .max_rd_atomic = 1,
+	    .max_rd_atomic = o->rd_atomic,
 	};
 	return a;
 }

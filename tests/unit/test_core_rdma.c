@@ -346,6 +346,106 @@ static void test_lossy_mix(void)
 	h_pair_destroy(&p);
 }
 
+/* What the requester puts on the wire: READs outstanding, fences, SE bits. */
+struct wire_watch {
+	int reads_out, max_reads_out; /* READ requests sent minus last responses sent */
+	int write_while_reads_out;    /* WRITE packets sent while a READ was outstanding */
+	int se_packets, last_se_opcode;
+};
+
+static void watch_frames(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	struct wire_watch *w = arg;
+	struct xr_pkt pkt;
+
+	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK)
+		return;
+	if (from == REQ && pkt.opcode == XR_OP_RC_READ_REQUEST) {
+		if (++w->reads_out > w->max_reads_out)
+			w->max_reads_out = w->reads_out;
+	} else if (from == RSP && (pkt.opflags & XR_OPF_READ) && (pkt.opflags & XR_OPF_LAST)) {
+		w->reads_out--;
+	} else if (from == REQ && (pkt.opflags & XR_OPF_WRITE) && w->reads_out > 0) {
+		w->write_while_reads_out++;
+	}
+	if (from == REQ && pkt.se) {
+		w->se_packets++;
+		w->last_se_opcode = pkt.opcode;
+	}
+}
+
+static void test_initiator_depth(void)
+{
+	struct h_qp_opts o = h_default_opts();
+	struct wire_watch w = {0};
+	struct h_pair p;
+	struct h_buf *src, *dst;
+
+	o.rd_atomic = 3;
+	h_setup(&p, 16, 1024, &o);
+	xr_mem_link_set_tap(&p.link, watch_frames, &w);
+	src = h_buf(&p, RSP, 16 * 4096, remote_all, 0);
+	dst = h_buf(&p, REQ, 16 * 4096, XR_ACCESS_LOCAL_WRITE, 0);
+	h_fill(src->base, 16 * 4096, 5);
+	for (int k = 0; k < 16; k++) {
+		struct xr_sge sge = h_sge(dst, (size_t)k * 4096, 4096);
+
+		CHECK(post_rdma(&p, (uint64_t)k, &sge, 1, XR_WR_RDMA_READ,
+				(uintptr_t)src->base + (size_t)k * 4096, src->mr->rkey, 0) == 0,
+		      "post READ %d", k);
+	}
+	h_settle(&p);
+	for (int k = 0; k < 16; k++)
+		h_expect_wc(p.side[REQ].scq, "READ", (uint64_t)k, XR_WC_SUCCESS, XR_WC_RDMA_READ);
+	CHECK(h_first_mismatch(dst->base, 16 * 4096, 5) < 0, "READ content");
+	CHECK(w.max_reads_out == 3, "%d READs outstanding on the wire at most, max_rd_atomic 3",
+	      w.max_reads_out);
+	h_pair_destroy(&p);
+}
+
+static void test_fence_and_solicited(void)
+{
+	struct h_qp_opts o = h_default_opts();
+	struct wire_watch w = {0};
+	struct h_pair p;
+	struct h_buf *src, *dst, *wsrc;
+	struct xr_sge rs, ws;
+	struct xr_send_wr wr = {.wr_id = 2,
+				.sg_list = &ws,
+				.num_sge = 1,
+				.opcode = XR_WR_RDMA_WRITE,
+				.send_flags = XR_SEND_SIGNALED | XR_SEND_FENCE | XR_SEND_SOLICITED};
+	struct xr_send_wr *bad;
+
+	h_setup(&p, 17, 1024, &o);
+	xr_mem_link_set_tap(&p.link, watch_frames, &w);
+	src = h_buf(&p, RSP, 8192, remote_all, 0);
+	dst = h_buf(&p, REQ, 8192, XR_ACCESS_LOCAL_WRITE, 0);
+	wsrc = h_buf(&p, REQ, 3000, XR_ACCESS_LOCAL_WRITE, 0);
+	rs = h_sge(dst, 0, 8192);
+	ws = h_sge(wsrc, 0, 3000);
+	wr.wr.rdma.remote_addr = (uintptr_t)src->base;
+	wr.wr.rdma.rkey = src->mr->rkey;
+	/* A READ, then a fenced WRITE over the same remote bytes: the WRITE waits. */
+	h_fill(src->base, 8192, 6);
+	h_fill(wsrc->base, 3000, 7);
+	CHECK(post_rdma(&p, 1, &rs, 1, XR_WR_RDMA_READ, (uintptr_t)src->base, src->mr->rkey, 0) ==
+		  0,
+	      "post READ");
+	CHECK(xr_core_post_send(p.side[REQ].qp, &wr, &bad) == 0, "post fenced WRITE");
+	h_settle(&p);
+	h_expect_wc(p.side[REQ].scq, "READ", 1, XR_WC_SUCCESS, XR_WC_RDMA_READ);
+	h_expect_wc(p.side[REQ].scq, "fenced WRITE", 2, XR_WC_SUCCESS, XR_WC_RDMA_WRITE);
+	CHECK(w.write_while_reads_out == 0, "%d WRITE packets left before the READ completed",
+	      w.write_while_reads_out);
+	CHECK(h_first_mismatch(dst->base, 8192, 6) < 0, "the READ saw the WRITE's data");
+	CHECK(h_first_mismatch(src->base, 3000, 7) < 0, "the WRITE did not land");
+	CHECK(w.se_packets == 1 && w.last_se_opcode == XR_OP_RC_WRITE_LAST,
+	      "SE bit on %d packets (last opcode 0x%02x): want only the last WRITE packet",
+	      w.se_packets, w.last_se_opcode);
+	h_pair_destroy(&p);
+}
+
 int main(void)
 {
 	h_group("RDMA WRITE and WRITE with immediate, 0..1 MiB", test_write);
@@ -353,5 +453,9 @@ int main(void)
 	h_group("fetch-and-add, compare-and-swap hit and miss", test_atomics);
 	h_group("remote access errors: REM_ACCESS_ERR, REM_INV_REQ_ERR, flush", test_access_errors);
 	h_group("WRITE/READ/FAA mix over 10% loss, dup, reorder, corruption", test_lossy_mix);
+	h_group("initiator depth: never more READs on the wire than max_rd_atomic",
+		test_initiator_depth);
+	h_group("fence waits for the READ; solicited event bit on the last packet",
+		test_fence_and_solicited);
 	return h_exit_status();
 }
