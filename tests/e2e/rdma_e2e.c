@@ -1,0 +1,1530 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdma_e2e: RDMA WRITE, WRITE with immediate, READ and atomics end to end
+ * between two processes through the XDP program and AF_XDP, using only the
+ * public API.
+ *
+ *   rdma_e2e server IFNAME [-p PORT]             the target: exposes memory regions
+ *   rdma_e2e client IFNAME SERVER_IP [-p PORT]   the initiator
+ *
+ * Over an out-of-band TCP connection the two sides connect a main QP pair and
+ * one fresh pair per error case (an error leaves its pair in ERR). Each case
+ * runs in lockstep: the server prepares its memory and says where the client
+ * may aim (address and rkey, "ready"); the client posts, checks its
+ * completions and its own buffers ("done"); the server then checks its memory
+ * byte for byte, its completion queue and its QP ("verdict"). Both sides
+ * print one line per case with both verdicts; the exit status is 1 when any
+ * case failed on either side.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xroce/xroce.h"
+
+#define PROG "rdma_e2e"
+#define DEFAULT_PORT 18781
+
+/* Bounds on every wait. */
+#define ACCEPT_TIMEOUT_MS 30000
+#define CONNECT_RETRY_MS 20000
+#define OOB_TIMEOUT_MS 30000
+#define CASE_TIMEOUT_MS 20000
+#define STATE_CHANGE_TIMEOUT_MS 2000
+/* How long "no completion" and "nothing arrived" are watched for. */
+#define QUIET_WAIT_MS 200
+
+/*
+ * Two test processes and two engine threads share two cores: after a short
+ * spin an empty poll sleeps briefly so that the engine threads get to run.
+ */
+#define SPIN_POLLS_BEFORE_SLEEP 256
+#define IDLE_SLEEP_NS 20000
+
+/* Every area an operation may touch is surrounded by GUARD bytes of CANARY. */
+#define CANARY 0xc5
+#define GUARD 4096
+#define BIG_SIZE (1u << 20)
+#define BUF_SIZE (2 * GUARD + BIG_SIZE + 64)
+/* Data sits off the page boundary on both sides: nothing may assume alignment. */
+#define TARGET_SKEW 3
+#define LOCAL_SKEW 5
+/* Atomic target word (server) and result word (client), 8-byte aligned. */
+#define ATOMIC_OFFSET (GUARD + 64)
+#define RESULT_OFFSET GUARD
+#define READBACK_OFFSET (GUARD + 64)
+
+/* The error cases aim at the middle of a guarded buffer: ERR_MR_SIZE bytes registered. */
+#define ERR_MR_SIZE 4096
+#define ERR_BUF_SIZE (2 * GUARD + ERR_MR_SIZE)
+#define FLUSHED_WRITE_SIZE 16
+
+#define READ_BATCH 8
+#define MAX_RD_ATOMIC 4
+#define IMM_VALUE 0x89abcdefu
+
+#define MAIN_SEND_WR 32
+#define MAIN_RECV_WR 16
+#define RECV_FIFO 16
+#define RECV_SENTINEL_WR_ID 0x5e4e5e4eull
+
+static const int remote_all = XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE |
+			      XR_ACCESS_REMOTE_READ | XR_ACCESS_REMOTE_ATOMIC;
+
+/* ---- the error cases (one fresh QP pair each) ------------------------------ */
+
+/* Which of the server's keys an error case aims with. */
+enum remote_key {
+	KEY_FULL,      /* all remote rights, the error pairs' PD */
+	KEY_OTHER_PD,  /* all remote rights, but another PD */
+	KEY_NO_WRITE,  /* lacks REMOTE_WRITE */
+	KEY_NO_READ,   /* lacks REMOTE_READ */
+	KEY_NO_ATOMIC, /* lacks REMOTE_ATOMIC */
+	KEY_STALE,     /* the rkey of a deregistered MR */
+	KEY_COUNT,
+};
+
+/* What is wrong on the initiator's side, if anything. */
+enum local_fault {
+	LOCAL_OK,
+	LOCAL_PAST_MR_END,    /* the SGE runs past the end of its MR */
+	LOCAL_NO_LOCAL_WRITE, /* a READ lands in an MR without LOCAL_WRITE */
+};
+
+struct err_case {
+	const char *name;
+	enum xr_wr_opcode opcode;
+	enum remote_key key;
+	int32_t offset; /* from the start of the registered part of the error buffer */
+	uint32_t length;
+	enum local_fault local;
+	enum xr_wc_status status;
+};
+
+static const struct err_case err_cases[] = {
+    {"WRITE, invalid (deregistered) rkey", XR_WR_RDMA_WRITE, KEY_STALE, 0, 64, LOCAL_OK,
+     XR_WC_REM_ACCESS_ERR},
+    {"WRITE, rkey from another PD", XR_WR_RDMA_WRITE, KEY_OTHER_PD, 0, 64, LOCAL_OK,
+     XR_WC_REM_ACCESS_ERR},
+    {"WRITE, MR lacks REMOTE_WRITE", XR_WR_RDMA_WRITE, KEY_NO_WRITE, 0, 64, LOCAL_OK,
+     XR_WC_REM_ACCESS_ERR},
+    {"READ, MR lacks REMOTE_READ", XR_WR_RDMA_READ, KEY_NO_READ, 0, 64, LOCAL_OK,
+     XR_WC_REM_ACCESS_ERR},
+    {"FAA, MR lacks REMOTE_ATOMIC", XR_WR_ATOMIC_FETCH_AND_ADD, KEY_NO_ATOMIC, 0, 8, LOCAL_OK,
+     XR_WC_REM_ACCESS_ERR},
+    {"WRITE across the MR end", XR_WR_RDMA_WRITE, KEY_FULL, ERR_MR_SIZE - 100, 200, LOCAL_OK,
+     XR_WC_REM_ACCESS_ERR},
+    {"READ from before the MR start", XR_WR_RDMA_READ, KEY_FULL, -64, 128, LOCAL_OK,
+     XR_WC_REM_ACCESS_ERR},
+    {"CAS just past the MR end", XR_WR_ATOMIC_CMP_AND_SWP, KEY_FULL, ERR_MR_SIZE, 8, LOCAL_OK,
+     XR_WC_REM_ACCESS_ERR},
+    {"FAA, misaligned address", XR_WR_ATOMIC_FETCH_AND_ADD, KEY_FULL, 4, 8, LOCAL_OK,
+     XR_WC_REM_INV_REQ_ERR},
+    {"CAS, misaligned address", XR_WR_ATOMIC_CMP_AND_SWP, KEY_FULL, 12, 8, LOCAL_OK,
+     XR_WC_REM_INV_REQ_ERR},
+    {"WRITE_IMM, local SGE past its MR", XR_WR_RDMA_WRITE_WITH_IMM, KEY_FULL, 0, 64,
+     LOCAL_PAST_MR_END, XR_WC_LOC_PROT_ERR},
+    {"READ into MR without LOCAL_WRITE", XR_WR_RDMA_READ, KEY_FULL, 0, 64, LOCAL_NO_LOCAL_WRITE,
+     XR_WC_LOC_PROT_ERR},
+};
+#define N_ERR_CASES ((int)(sizeof(err_cases) / sizeof(err_cases[0])))
+
+/* ---- the other cases ------------------------------------------------------ */
+
+enum case_kind {
+	CASE_WRITE,
+	CASE_WRITE_IMM,
+	CASE_READ,
+	CASE_READ_BATCH,
+	CASE_CAS_HIT,
+	CASE_CAS_MISS,
+	CASE_FAA,
+	CASE_ERROR,
+	CASE_KINDS,
+};
+
+/*
+ * The atomic cases. Values straddle the 32-bit halves: a carry that does not
+ * cross, or a compare of one half only, shows.
+ */
+struct atomic_spec {
+	enum xr_wr_opcode opcode;
+	enum xr_wc_opcode wc_opcode;
+	uint64_t initial, compare_add, swap, after;
+};
+
+static const struct atomic_spec atomic_specs[] = {
+    [CASE_CAS_HIT] = {XR_WR_ATOMIC_CMP_AND_SWP, XR_WC_COMP_SWAP, 0x0123456789abcdefull,
+		      0x0123456789abcdefull, 0xfedcba9876543210ull, 0xfedcba9876543210ull},
+    /* The compare value differs only in the high half. */
+    [CASE_CAS_MISS] = {XR_WR_ATOMIC_CMP_AND_SWP, XR_WC_COMP_SWAP, 0x0123456789abcdefull,
+		       0x1123456789abcdefull, 0xfedcba9876543210ull, 0x0123456789abcdefull},
+    [CASE_FAA] = {XR_WR_ATOMIC_FETCH_AND_ADD, XR_WC_FETCH_ADD, 0x00000001fffffff0ull,
+		  0x0000000100000020ull, 0, 0x0000000300000010ull},
+};
+
+struct test_case {
+	char name[48];
+	enum case_kind kind;
+	uint32_t size;
+	uint32_t seed;
+	int err; /* CASE_ERROR: index in err_cases and of the QP pair */
+};
+
+#define MAX_CASES (4 * 5 + 4 + N_ERR_CASES)
+
+struct qp_end {
+	struct xr_cq *send_cq;
+	struct xr_cq *recv_cq;
+	struct xr_qp *qp;
+	uint32_t psn;
+	uint32_t peer_psn;
+};
+
+/* Where the server lets the client aim in a case. */
+struct target_info {
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+struct ctx {
+	bool is_server;
+	const char *role;
+	struct xr_device *dev;
+	struct xr_pd *pd;
+	struct xr_pd *other_pd;
+	/* Server: the target memory. Client: the local source and landing area. */
+	uint8_t *buf;
+	struct xr_mr *mr;
+	/* Client: an MR over buf without LOCAL_WRITE. */
+	struct xr_mr *read_only_mr;
+	/* Server: the error cases' buffer and one MR per enum remote_key. */
+	uint8_t *err_buf;
+	struct xr_mr *err_mrs[KEY_COUNT];
+	uint32_t stale_rkey;
+	struct qp_end main;
+	struct qp_end err[N_ERR_CASES];
+	union xr_gid gid;
+	enum xr_mtu mtu_enum;
+	uint32_t mtu;
+	/* Server: wr_ids of the receives posted on the main QP, oldest first. */
+	uint64_t recv_fifo[RECV_FIFO];
+	unsigned int recv_head, recv_tail;
+	int oob_fd;
+};
+
+/* First failure of a case, and a summary of what was checked when it passed. */
+struct report {
+	bool failed;
+	char detail[256];
+};
+
+static void report_fail(struct report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void report_fail(struct report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	r->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static void report_ok(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void report_ok(struct report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A per-case, position-dependent byte: a shifted or reordered copy shows. */
+static uint8_t pattern_byte(uint32_t seed, size_t i)
+{
+	uint32_t x = (uint32_t)i * 0x9e3779b1u ^ seed * 0x85ebca6bu;
+
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	return (uint8_t)x;
+}
+
+static void fill_pattern(uint8_t *buf, uint32_t seed, size_t from, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern_byte(seed, from + i);
+}
+
+/*
+ * Checks a whole buffer that must be CANARY except [offset, offset + len),
+ * which must be pattern (seed, from ...). Describes the first difference in r.
+ */
+static bool check_image(const uint8_t *buf, size_t buf_size, size_t offset, size_t len,
+			uint32_t seed, size_t from, const char *what, struct report *r)
+{
+	for (size_t i = 0; i < buf_size; i++) {
+		bool in_data = i >= offset && i - offset < len;
+		uint8_t want = in_data ? pattern_byte(seed, from + i - offset) : CANARY;
+
+		if (buf[i] == want)
+			continue;
+		if (in_data)
+			report_fail(r, "%s: data byte %zu is 0x%02x, expected 0x%02x", what,
+				    i - offset, buf[i], want);
+		else
+			report_fail(r, "%s: byte %zd %s the data area changed (0x%02x)", what,
+				    i < offset ? (ssize_t)(offset - i)
+					       : (ssize_t)(i - offset - len),
+				    i < offset ? "before" : "after", buf[i]);
+		return false;
+	}
+	return true;
+}
+
+static uint64_t case_wr_id(int case_index, uint32_t n)
+{
+	return (uint64_t)(case_index + 1) << 32 | n;
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+/* Polls until n completions are in wc or the deadline passes; returns how many arrived. */
+static int poll_until(struct xr_cq *cq, struct xr_wc *wc, int n, int64_t deadline)
+{
+	unsigned int idle_polls = 0;
+	int got = 0;
+
+	while (got < n) {
+		int ne = xr_poll_cq(cq, n - got, wc + got);
+
+		if (ne < 0) {
+			fprintf(stderr, PROG ": xr_poll_cq: %s\n", strerror(-ne));
+			return got;
+		}
+		got += ne;
+		if (ne > 0) {
+			idle_polls = 0;
+			continue;
+		}
+		if (now_ms() >= deadline)
+			break;
+		if (++idle_polls > SPIN_POLLS_BEFORE_SLEEP)
+			nanosleep(&(struct timespec){.tv_nsec = IDLE_SLEEP_NS}, NULL);
+	}
+	return got;
+}
+
+/* True when nothing arrives on cq for wait_ms; an unexpected completion is described in r. */
+static bool expect_quiet(struct xr_cq *cq, int wait_ms, struct report *r, const char *what)
+{
+	struct xr_wc wc;
+
+	if (poll_until(cq, &wc, 1, now_ms() + wait_ms) == 0)
+		return true;
+	report_fail(r, "unexpected %s completion: wr_id 0x%" PRIx64 ", status \"%s\", opcode %d",
+		    what, wc.wr_id, xr_wc_status_str(wc.status), wc.opcode);
+	return false;
+}
+
+/* Checks one completion against what it must be; describes the first difference in r. */
+static bool check_wc(const struct xr_wc *wc, uint64_t wr_id, enum xr_wc_status status,
+		     enum xr_wc_opcode opcode, struct report *r)
+{
+	if (wc->wr_id != wr_id) {
+		report_fail(r, "completion for wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 " (%s)",
+			    wc->wr_id, wr_id, xr_wc_status_str(wc->status));
+		return false;
+	}
+	if (wc->status != status) {
+		report_fail(r, "wr_id 0x%" PRIx64 " completed with \"%s\", expected \"%s\"",
+			    wc->wr_id, xr_wc_status_str(wc->status), xr_wc_status_str(status));
+		return false;
+	}
+	/* The opcode of an error completion is undefined in verbs. */
+	if (status == XR_WC_SUCCESS && wc->opcode != opcode) {
+		report_fail(r, "wr_id 0x%" PRIx64 " has opcode %d, expected %d", wc->wr_id,
+			    wc->opcode, opcode);
+		return false;
+	}
+	return true;
+}
+
+static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, struct report *r, const char *what)
+{
+	if (poll_until(cq, wc, 1, now_ms() + CASE_TIMEOUT_MS) == 1)
+		return true;
+	report_fail(r, "no %s completion within %d s", what, CASE_TIMEOUT_MS / 1000);
+	return false;
+}
+
+static bool query_state(struct xr_qp *qp, struct xr_qp_attr *attr, struct report *r)
+{
+	int ret = xr_query_qp(qp, attr, XR_QP_STATE | XR_QP_RQ_PSN, NULL);
+
+	if (ret)
+		report_fail(r, "xr_query_qp: %s", strerror(-ret));
+	return !ret;
+}
+
+/* Waits, bounded, for the QP to reach state (the engine moves it, not this thread). */
+static bool wait_qp_state(struct xr_qp *qp, enum xr_qp_state state, struct report *r,
+			  const char *whose)
+{
+	int64_t deadline = now_ms() + STATE_CHANGE_TIMEOUT_MS;
+	struct xr_qp_attr attr;
+
+	for (;;) {
+		if (!query_state(qp, &attr, r))
+			return false;
+		if (attr.qp_state == state)
+			return true;
+		if (now_ms() >= deadline)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	report_fail(r, "%s QP 0x%06x is in state %d, expected %d", whose, qp->qp_num, attr.qp_state,
+		    state);
+	return false;
+}
+
+/* ---- posting -------------------------------------------------------------- */
+
+static bool post_one_recv(struct xr_qp *qp, uint64_t wr_id, struct report *r)
+{
+	/* RDMA WRITE with immediate places no data into the receive: no SGE. */
+	struct xr_recv_wr wr = {.wr_id = wr_id};
+	struct xr_recv_wr *bad;
+	int ret = xr_post_recv(qp, &wr, &bad);
+
+	if (ret)
+		report_fail(r, "xr_post_recv: %s", strerror(-ret));
+	return !ret;
+}
+
+static bool post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct report *r)
+{
+	struct xr_send_wr *bad;
+	int ret = xr_post_send(qp, wr, &bad);
+
+	if (ret)
+		report_fail(r, "xr_post_send: %s", strerror(-ret));
+	return !ret;
+}
+
+static struct xr_sge sge_of(struct xr_mr *mr, uint8_t *addr, uint32_t length)
+{
+	return (struct xr_sge){.addr = (uintptr_t)addr, .length = length, .lkey = mr->lkey};
+}
+
+static struct xr_send_wr rdma_wr(uint64_t wr_id, enum xr_wr_opcode opcode, struct xr_sge *sge,
+				 const struct target_info *t)
+{
+	struct xr_send_wr wr = {
+	    .wr_id = wr_id,
+	    .sg_list = sge,
+	    .num_sge = sge->length ? 1 : 0,
+	    .opcode = opcode,
+	    .send_flags = XR_SEND_SIGNALED,
+	    .imm_data = htonl(IMM_VALUE),
+	};
+
+	wr.wr.rdma.remote_addr = t->addr;
+	wr.wr.rdma.rkey = t->rkey;
+	return wr;
+}
+
+static struct xr_send_wr atomic_wr(uint64_t wr_id, enum xr_wr_opcode opcode, struct xr_sge *sge,
+				   const struct target_info *t, uint64_t compare_add, uint64_t swap)
+{
+	struct xr_send_wr wr = {
+	    .wr_id = wr_id,
+	    .sg_list = sge,
+	    .num_sge = 1,
+	    .opcode = opcode,
+	    .send_flags = XR_SEND_SIGNALED,
+	};
+
+	wr.wr.atomic.remote_addr = t->addr;
+	wr.wr.atomic.rkey = t->rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	return wr;
+}
+
+/* Posts one WR on qp and waits for its completion, which must be (status, opcode). */
+static bool run_wr(struct qp_end *end, struct xr_send_wr *wr, enum xr_wc_status status,
+		   enum xr_wc_opcode opcode, struct report *r)
+{
+	struct xr_wc wc;
+
+	return post_send(end->qp, wr, r) && wait_one(end->send_cq, &wc, r, "send") &&
+	       check_wc(&wc, wr->wr_id, status, opcode, r);
+}
+
+static void recv_fifo_push(struct ctx *c, uint64_t wr_id)
+{
+	c->recv_fifo[c->recv_tail++ % RECV_FIFO] = wr_id;
+}
+
+/* ---- WRITE and WRITE with immediate --------------------------------------- */
+
+/*
+ * The server keeps a receive posted on the main QP at all times (the sentinel,
+ * then one per WRITE with immediate): a plain WRITE that consumed one would show.
+ */
+static bool write_prepare(struct ctx *c, const struct test_case *tc, int idx, struct target_info *t,
+			  struct report *r)
+{
+	memset(c->buf, CANARY, BUF_SIZE);
+	*t = (struct target_info){.addr = (uintptr_t)c->buf + GUARD + TARGET_SKEW,
+				  .rkey = c->mr->rkey};
+	if (tc->kind != CASE_WRITE_IMM)
+		return true;
+	if (!post_one_recv(c->main.qp, case_wr_id(idx, 0), r))
+		return false;
+	recv_fifo_push(c, case_wr_id(idx, 0));
+	return true;
+}
+
+static void write_act(struct ctx *c, const struct test_case *tc, int idx,
+		      const struct target_info *t, struct report *r)
+{
+	uint8_t *src = c->buf + GUARD + LOCAL_SKEW;
+	struct xr_sge sge = sge_of(c->mr, src, tc->size);
+	bool imm = tc->kind == CASE_WRITE_IMM;
+	struct xr_send_wr wr = rdma_wr(case_wr_id(idx, 0),
+				       imm ? XR_WR_RDMA_WRITE_WITH_IMM : XR_WR_RDMA_WRITE, &sge, t);
+
+	fill_pattern(src, tc->seed, 0, tc->size);
+	if (!run_wr(&c->main, &wr, XR_WC_SUCCESS, XR_WC_RDMA_WRITE, r) ||
+	    !expect_quiet(c->main.send_cq, 0, r, "send"))
+		return;
+	report_ok(r, "%s completed with success", imm ? "WRITE_IMM" : "WRITE");
+}
+
+static void write_check(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	struct xr_wc wc;
+	uint64_t expected_wr_id;
+
+	(void)idx;
+	if (!check_image(c->buf, BUF_SIZE, GUARD + TARGET_SKEW, tc->size, tc->seed, 0, "target", r))
+		return;
+	if (tc->kind == CASE_WRITE) {
+		if (expect_quiet(c->main.recv_cq, QUIET_WAIT_MS, r, "target"))
+			report_ok(r,
+				  "%u bytes placed, %d canary bytes each side intact, no "
+				  "completion (a receive was posted)",
+				  tc->size, GUARD);
+		return;
+	}
+	expected_wr_id = c->recv_fifo[c->recv_head++ % RECV_FIFO];
+	if (!wait_one(c->main.recv_cq, &wc, r, "target receive") ||
+	    !check_wc(&wc, expected_wr_id, XR_WC_SUCCESS, XR_WC_RECV_RDMA_WITH_IMM, r))
+		return;
+	if (wc.byte_len != tc->size)
+		return report_fail(r, "byte_len %u, expected %u", wc.byte_len, tc->size);
+	if (!(wc.wc_flags & XR_WC_WITH_IMM))
+		return report_fail(r, "XR_WC_WITH_IMM missing (wc_flags 0x%x)", wc.wc_flags);
+	if (wc.imm_data != htonl(IMM_VALUE))
+		return report_fail(r, "imm_data 0x%08x (host order), expected 0x%08x",
+				   ntohl(wc.imm_data), IMM_VALUE);
+	if (wc.qp_num != c->main.qp->qp_num)
+		return report_fail(r, "qp_num 0x%x, expected 0x%x", wc.qp_num, c->main.qp->qp_num);
+	if (expect_quiet(c->main.recv_cq, 0, r, "target"))
+		report_ok(r,
+			  "%u bytes placed, canaries intact; RECV_RDMA_WITH_IMM byte_len %u "
+			  "imm 0x%08x",
+			  tc->size, wc.byte_len, ntohl(wc.imm_data));
+}
+
+/* ---- READ ----------------------------------------------------------------- */
+
+static bool read_prepare(struct ctx *c, const struct test_case *tc, int idx, struct target_info *t,
+			 struct report *r)
+{
+	uint32_t len = tc->kind == CASE_READ_BATCH ? READ_BATCH * tc->size : tc->size;
+
+	(void)idx;
+	(void)r;
+	memset(c->buf, CANARY, BUF_SIZE);
+	fill_pattern(c->buf + GUARD + TARGET_SKEW, tc->seed, 0, len);
+	*t = (struct target_info){.addr = (uintptr_t)c->buf + GUARD + TARGET_SKEW,
+				  .rkey = c->mr->rkey};
+	return true;
+}
+
+static void read_act(struct ctx *c, const struct test_case *tc, int idx,
+		     const struct target_info *t, struct report *r)
+{
+	struct xr_sge sge = sge_of(c->mr, c->buf + GUARD + LOCAL_SKEW, tc->size);
+	struct xr_send_wr wr = rdma_wr(case_wr_id(idx, 0), XR_WR_RDMA_READ, &sge, t);
+
+	memset(c->buf, CANARY, BUF_SIZE);
+	if (!run_wr(&c->main, &wr, XR_WC_SUCCESS, XR_WC_RDMA_READ, r) ||
+	    !expect_quiet(c->main.send_cq, 0, r, "send") ||
+	    !check_image(c->buf, BUF_SIZE, GUARD + LOCAL_SKEW, tc->size, tc->seed, 0, "initiator",
+			 r))
+		return;
+	report_ok(r, "%u bytes read, %d canary bytes each side intact", tc->size, GUARD);
+}
+
+/* READ k lands in slot READ_BATCH - 1 - k: a READ answered with another's data shows. */
+static void read_batch_act(struct ctx *c, const struct test_case *tc, int idx,
+			   const struct target_info *t, struct report *r)
+{
+	struct xr_send_wr wrs[READ_BATCH];
+	struct xr_sge sges[READ_BATCH];
+	struct xr_wc wc[READ_BATCH];
+	uint8_t *land = c->buf + GUARD + LOCAL_SKEW;
+	int got;
+
+	memset(c->buf, CANARY, BUF_SIZE);
+	for (int k = 0; k < READ_BATCH; k++) {
+		struct target_info tk = {.addr = t->addr + (uint64_t)k * tc->size, .rkey = t->rkey};
+
+		sges[k] = sge_of(c->mr, land + (size_t)(READ_BATCH - 1 - k) * tc->size, tc->size);
+		wrs[k] = rdma_wr(case_wr_id(idx, k), XR_WR_RDMA_READ, &sges[k], &tk);
+		wrs[k].next = k + 1 < READ_BATCH ? &wrs[k + 1] : NULL;
+	}
+	if (!post_send(c->main.qp, wrs, r))
+		return;
+	got = poll_until(c->main.send_cq, wc, READ_BATCH, now_ms() + CASE_TIMEOUT_MS);
+	for (int k = 0; k < got; k++)
+		if (!check_wc(&wc[k], case_wr_id(idx, k), XR_WC_SUCCESS, XR_WC_RDMA_READ, r))
+			return;
+	if (got < READ_BATCH)
+		return report_fail(r, "%d of %d READs completed within %d s", got, READ_BATCH,
+				   CASE_TIMEOUT_MS / 1000);
+	if (!expect_quiet(c->main.send_cq, 0, r, "send"))
+		return;
+	for (int k = 0; k < READ_BATCH; k++) {
+		const uint8_t *slot = land + (size_t)(READ_BATCH - 1 - k) * tc->size;
+
+		for (uint32_t i = 0; i < tc->size; i++)
+			if (slot[i] != pattern_byte(tc->seed, (size_t)k * tc->size + i))
+				return report_fail(
+				    r, "READ %d: byte %u is 0x%02x, expected 0x%02x", k, i, slot[i],
+				    pattern_byte(tc->seed, (size_t)k * tc->size + i));
+	}
+	if (check_image(c->buf, GUARD + LOCAL_SKEW, 0, 0, 0, 0, "initiator", r) &&
+	    check_image(land + READ_BATCH * tc->size,
+			BUF_SIZE - GUARD - LOCAL_SKEW - READ_BATCH * tc->size, 0, 0, 0, 0,
+			"initiator", r))
+		report_ok(r,
+			  "%d READs of %u B posted at once (depth %d) completed in order, "
+			  "each in its slot",
+			  READ_BATCH, tc->size, MAX_RD_ATOMIC);
+}
+
+/* A READ must leave its source as it was. */
+static void read_check(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	uint32_t len = tc->kind == CASE_READ_BATCH ? READ_BATCH * tc->size : tc->size;
+
+	(void)idx;
+	if (check_image(c->buf, BUF_SIZE, GUARD + TARGET_SKEW, len, tc->seed, 0, "target", r) &&
+	    expect_quiet(c->main.recv_cq, 0, r, "target"))
+		report_ok(r, "source and canaries unchanged, no target completion");
+}
+
+/* ---- atomics --------------------------------------------------------------- */
+
+static uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static bool atomic_prepare(struct ctx *c, const struct test_case *tc, int idx,
+			   struct target_info *t, struct report *r)
+{
+	uint64_t initial = atomic_specs[tc->kind].initial;
+
+	(void)idx;
+	(void)r;
+	memset(c->buf, CANARY, BUF_SIZE);
+	memcpy(c->buf + ATOMIC_OFFSET, &initial, sizeof(initial));
+	*t = (struct target_info){.addr = (uintptr_t)c->buf + ATOMIC_OFFSET, .rkey = c->mr->rkey};
+	return true;
+}
+
+/* Checks the original value returned and, by READ, the new target value. */
+static void atomic_act(struct ctx *c, const struct test_case *tc, int idx,
+		       const struct target_info *t, struct report *r)
+{
+	const struct atomic_spec *s = &atomic_specs[tc->kind];
+	struct xr_sge result = sge_of(c->mr, c->buf + RESULT_OFFSET, 8);
+	struct xr_sge readback = sge_of(c->mr, c->buf + READBACK_OFFSET, 8);
+	struct xr_send_wr wr =
+	    atomic_wr(case_wr_id(idx, 0), s->opcode, &result, t, s->compare_add, s->swap);
+	struct xr_send_wr rd = rdma_wr(case_wr_id(idx, 1), XR_WR_RDMA_READ, &readback, t);
+	uint64_t returned, now;
+
+	memset(c->buf, CANARY, BUF_SIZE);
+	if (!run_wr(&c->main, &wr, XR_WC_SUCCESS, s->wc_opcode, r))
+		return;
+	returned = load64(c->buf + RESULT_OFFSET);
+	if (returned != s->initial)
+		return report_fail(r,
+				   "returned 0x%016" PRIx64 ", expected the original 0x%016" PRIx64,
+				   returned, s->initial);
+	if (!run_wr(&c->main, &rd, XR_WC_SUCCESS, XR_WC_RDMA_READ, r) ||
+	    !expect_quiet(c->main.send_cq, 0, r, "send"))
+		return;
+	now = load64(c->buf + READBACK_OFFSET);
+	if (now != s->after)
+		return report_fail(
+		    r, "target reads 0x%016" PRIx64 " afterwards, expected 0x%016" PRIx64, now,
+		    s->after);
+	/* Only the two 8-byte result words may have changed locally. */
+	if (!check_image(c->buf, RESULT_OFFSET, 0, 0, 0, 0, "initiator", r) ||
+	    !check_image(c->buf + RESULT_OFFSET + 8, READBACK_OFFSET - RESULT_OFFSET - 8, 0, 0, 0,
+			 0, "initiator", r) ||
+	    !check_image(c->buf + READBACK_OFFSET + 8, BUF_SIZE - READBACK_OFFSET - 8, 0, 0, 0, 0,
+			 "initiator", r))
+		return;
+	report_ok(r, "returned 0x%016" PRIx64 ", READ back 0x%016" PRIx64, returned, now);
+}
+
+static void atomic_check(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	const struct atomic_spec *s = &atomic_specs[tc->kind];
+	uint64_t now = load64(c->buf + ATOMIC_OFFSET);
+
+	(void)idx;
+	if (now != s->after)
+		return report_fail(r, "target word is 0x%016" PRIx64 ", expected 0x%016" PRIx64,
+				   now, s->after);
+	if (!check_image(c->buf, ATOMIC_OFFSET, 0, 0, 0, 0, "target", r) ||
+	    !check_image(c->buf + ATOMIC_OFFSET + 8, BUF_SIZE - ATOMIC_OFFSET - 8, 0, 0, 0, 0,
+			 "target", r) ||
+	    !expect_quiet(c->main.recv_cq, 0, r, "target"))
+		return;
+	report_ok(r, "target word 0x%016" PRIx64 " -> 0x%016" PRIx64 ", neighbours intact",
+		  s->initial, now);
+}
+
+/* ---- error cases ----------------------------------------------------------- */
+
+static bool error_prepare(struct ctx *c, const struct test_case *tc, int idx, struct target_info *t,
+			  struct report *r)
+{
+	const struct err_case *e = &err_cases[tc->err];
+	uint32_t rkey = e->key == KEY_STALE ? c->stale_rkey : c->err_mrs[e->key]->rkey;
+
+	memset(c->err_buf, CANARY, ERR_BUF_SIZE);
+	*t = (struct target_info){.addr = (uintptr_t)c->err_buf + GUARD + e->offset, .rkey = rkey};
+	/* A receive that a request which was never to be sent would consume. */
+	return e->local == LOCAL_OK || post_one_recv(c->err[tc->err].qp, case_wr_id(idx, 0), r);
+}
+
+static struct xr_sge error_local_sge(struct ctx *c, const struct err_case *e)
+{
+	switch (e->local) {
+	case LOCAL_PAST_MR_END:
+		return sge_of(c->mr, c->buf + BUF_SIZE - e->length / 2, e->length);
+	case LOCAL_NO_LOCAL_WRITE:
+		return sge_of(c->read_only_mr, c->buf + GUARD + LOCAL_SKEW, e->length);
+	case LOCAL_OK:
+		break;
+	}
+	return sge_of(c->mr, c->buf + GUARD + LOCAL_SKEW, e->length);
+}
+
+/*
+ * The faulty request earns its status; the QP is then in ERR and the next
+ * request is flushed; a READ or atomic left the local landing area alone.
+ */
+static void error_act(struct ctx *c, const struct test_case *tc, int idx,
+		      const struct target_info *t, struct report *r)
+{
+	const struct err_case *e = &err_cases[tc->err];
+	struct qp_end *end = &c->err[tc->err];
+	struct xr_sge sge = error_local_sge(c, e);
+	struct xr_sge flushed_sge = sge_of(c->mr, c->buf + GUARD, FLUSHED_WRITE_SIZE);
+	struct xr_send_wr wr, flushed;
+	struct xr_wc wc;
+	bool writes_locally = e->opcode == XR_WR_RDMA_READ ||
+			      e->opcode == XR_WR_ATOMIC_CMP_AND_SWP ||
+			      e->opcode == XR_WR_ATOMIC_FETCH_AND_ADD;
+
+	memset(c->buf, CANARY, BUF_SIZE);
+	if (!writes_locally)
+		fill_pattern(c->buf + GUARD + LOCAL_SKEW, tc->seed, 0, e->length);
+	if (e->opcode == XR_WR_ATOMIC_CMP_AND_SWP || e->opcode == XR_WR_ATOMIC_FETCH_AND_ADD)
+		wr = atomic_wr(case_wr_id(idx, 0), e->opcode, &sge, t, 1, 2);
+	else
+		wr = rdma_wr(case_wr_id(idx, 0), e->opcode, &sge, t);
+	/* A WRITE the target would accept, were the QP still usable. */
+	flushed = rdma_wr(case_wr_id(idx, 1), XR_WR_RDMA_WRITE, &flushed_sge, t);
+	if (!run_wr(end, &wr, e->status, 0, r) ||
+	    !wait_qp_state(end->qp, XR_QPS_ERR, r, "initiator") ||
+	    !post_send(end->qp, &flushed, r) || !wait_one(end->send_cq, &wc, r, "flushed send") ||
+	    !check_wc(&wc, flushed.wr_id, XR_WC_WR_FLUSH_ERR, 0, r) ||
+	    !expect_quiet(end->send_cq, QUIET_WAIT_MS, r, "send"))
+		return;
+	if (writes_locally && !check_image(c->buf, BUF_SIZE, 0, 0, 0, 0, "initiator", r))
+		return;
+	report_ok(r, "\"%s\", QP in ERR, next WRITE \"%s\"", xr_wc_status_str(e->status),
+		  xr_wc_status_str(XR_WC_WR_FLUSH_ERR));
+}
+
+/*
+ * Nothing changed in or around the registered part of the error buffer. A
+ * remote error moved the target's QP to ERR; a local one must not have
+ * reached the target at all: its QP is still in RTS, still expects the first
+ * PSN, and the receive posted for it is still there.
+ */
+static void error_check(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+{
+	const struct err_case *e = &err_cases[tc->err];
+	struct qp_end *end = &c->err[tc->err];
+	struct xr_qp_attr attr;
+
+	(void)idx;
+	if (!check_image(c->err_buf, ERR_BUF_SIZE, 0, 0, 0, 0, "target", r))
+		return;
+	if (e->local == LOCAL_OK) {
+		if (wait_qp_state(end->qp, XR_QPS_ERR, r, "target") &&
+		    expect_quiet(end->recv_cq, 0, r, "target"))
+			report_ok(r, "%d bytes around the MR unchanged, target QP in ERR",
+				  ERR_BUF_SIZE);
+		return;
+	}
+	if (!expect_quiet(end->recv_cq, QUIET_WAIT_MS, r, "target") ||
+	    !query_state(end->qp, &attr, r))
+		return;
+	if (attr.qp_state != XR_QPS_RTS)
+		return report_fail(r, "target QP is in state %d, expected RTS (%d)", attr.qp_state,
+				   XR_QPS_RTS);
+	if (attr.rq_psn != end->peer_psn)
+		return report_fail(r,
+				   "target QP expects PSN 0x%06x, not the first 0x%06x: "
+				   "something arrived",
+				   attr.rq_psn, end->peer_psn);
+	report_ok(r,
+		  "target saw nothing: memory unchanged, QP in RTS at PSN 0x%06x, receive "
+		  "not consumed",
+		  attr.rq_psn);
+}
+
+/* ---- the case table -------------------------------------------------------- */
+
+struct case_ops {
+	bool (*prepare)(struct ctx *c, const struct test_case *tc, int idx, struct target_info *t,
+			struct report *r);
+	void (*act)(struct ctx *c, const struct test_case *tc, int idx, const struct target_info *t,
+		    struct report *r);
+	void (*check)(struct ctx *c, const struct test_case *tc, int idx, struct report *r);
+};
+
+static const struct case_ops case_ops[CASE_KINDS] = {
+    [CASE_WRITE] = {write_prepare, write_act, write_check},
+    [CASE_WRITE_IMM] = {write_prepare, write_act, write_check},
+    [CASE_READ] = {read_prepare, read_act, read_check},
+    [CASE_READ_BATCH] = {read_prepare, read_batch_act, read_check},
+    [CASE_CAS_HIT] = {atomic_prepare, atomic_act, atomic_check},
+    [CASE_CAS_MISS] = {atomic_prepare, atomic_act, atomic_check},
+    [CASE_FAA] = {atomic_prepare, atomic_act, atomic_check},
+    [CASE_ERROR] = {error_prepare, error_act, error_check},
+};
+
+static void add_case(struct test_case *cases, int *n, enum case_kind kind, uint32_t size,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void add_case(struct test_case *cases, int *n, enum case_kind kind, uint32_t size,
+		     const char *fmt, ...)
+{
+	struct test_case *tc = &cases[(*n)++];
+	va_list ap;
+
+	*tc = (struct test_case){.kind = kind, .size = size, .seed = 0x1000u * (uint32_t)*n + size};
+	va_start(ap, fmt);
+	vsnprintf(tc->name, sizeof(tc->name), fmt, ap);
+	va_end(ap);
+}
+
+/* The cases, identical on both sides because both derive them from the agreed path MTU. */
+static int build_cases(uint32_t mtu, struct test_case *cases)
+{
+	const struct {
+		uint32_t size;
+		const char *label;
+	} sizes[] = {
+	    {0, "0"}, {1, "1"}, {mtu, "MTU"}, {mtu + 1, "MTU+1"}, {BIG_SIZE, "1 MiB"},
+	};
+	const struct {
+		enum case_kind kind;
+		const char *name;
+	} sized[] = {
+	    {CASE_WRITE, "WRITE"},
+	    {CASE_WRITE_IMM, "WRITE_IMM"},
+	    {CASE_READ, "READ"},
+	};
+	int n = 0;
+
+	for (size_t k = 0; k < sizeof(sized) / sizeof(sized[0]); k++)
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+			add_case(cases, &n, sized[k].kind, sizes[i].size, "%s %s (%u B)",
+				 sized[k].name, sizes[i].label, sizes[i].size);
+	add_case(cases, &n, CASE_READ_BATCH, 3 * mtu + 17, "%d READs of 3*MTU+17 at once",
+		 READ_BATCH);
+	add_case(cases, &n, CASE_CAS_HIT, 8, "CAS hit");
+	add_case(cases, &n, CASE_CAS_MISS, 8, "CAS miss (high half differs)");
+	add_case(cases, &n, CASE_FAA, 8, "FAA (carry across halves)");
+	for (int e = 0; e < N_ERR_CASES; e++) {
+		add_case(cases, &n, CASE_ERROR, err_cases[e].length, "%s", err_cases[e].name);
+		cases[n - 1].err = e;
+	}
+	return n;
+}
+
+/* ---- out-of-band exchange ------------------------------------------------ */
+
+#define HELLO_MAGIC "XRRDMA01"
+#define N_PAIRS (1 + N_ERR_CASES)
+/* Magic, path MTU enum, pair count, then QPN and PSN of every pair, then the GID. */
+#define HELLO_WORDS (2 + 2 * N_PAIRS)
+#define HELLO_SIZE (8 + 4 * HELLO_WORDS + 16)
+
+struct hello {
+	uint32_t mtu_enum;
+	uint32_t qpn[N_PAIRS], psn[N_PAIRS];
+	union xr_gid gid;
+};
+
+enum sync_kind {
+	SYNC_READY = 1, /* server -> client: prepared; where to aim */
+	SYNC_DONE,	/* client -> server: the client's verdict */
+	SYNC_VERDICT,	/* server -> client: the server's verdict */
+};
+
+struct sync_msg {
+	bool ok;
+	struct target_info target;
+};
+
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = events};
+		int64_t left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int read_full(int fd, void *buf, size_t len, int64_t deadline)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLIN, deadline);
+
+		if (ret)
+			return ret;
+		n = read(fd, (char *)buf + got, len - got);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		got += n;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len, int64_t deadline)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLOUT, deadline);
+
+		if (ret)
+			return ret;
+		n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+static const char *oob_error(int err)
+{
+	return err == -EPIPE ? "peer closed the connection" : strerror(-err);
+}
+
+static int send_hello(int fd, const struct hello *h)
+{
+	uint32_t words[HELLO_WORDS] = {htonl(h->mtu_enum), htonl(N_PAIRS)};
+	uint8_t msg[HELLO_SIZE];
+
+	for (int i = 0; i < N_PAIRS; i++) {
+		words[2 + 2 * i] = htonl(h->qpn[i]);
+		words[3 + 2 * i] = htonl(h->psn[i]);
+	}
+	memcpy(msg, HELLO_MAGIC, 8);
+	memcpy(msg + 8, words, sizeof(words));
+	memcpy(msg + 8 + sizeof(words), h->gid.raw, 16);
+	return write_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+}
+
+static int recv_hello(int fd, struct hello *h)
+{
+	uint32_t words[HELLO_WORDS];
+	uint8_t msg[HELLO_SIZE];
+	int ret = read_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+
+	if (ret)
+		return ret;
+	memcpy(words, msg + 8, sizeof(words));
+	/* Both sides must have been built with the same case table. */
+	if (memcmp(msg, HELLO_MAGIC, 8) || ntohl(words[1]) != N_PAIRS)
+		return -EPROTO;
+	h->mtu_enum = ntohl(words[0]);
+	for (int i = 0; i < N_PAIRS; i++) {
+		h->qpn[i] = ntohl(words[2 + 2 * i]);
+		h->psn[i] = ntohl(words[3 + 2 * i]);
+	}
+	memcpy(h->gid.raw, msg + 8 + sizeof(words), 16);
+	return 0;
+}
+
+static int send_sync(int fd, enum sync_kind kind, int idx, const struct sync_msg *m)
+{
+	uint32_t msg[6] = {htonl(kind),
+			   htonl((uint32_t)idx),
+			   htonl(m->ok),
+			   htonl(m->target.rkey),
+			   htonl((uint32_t)(m->target.addr >> 32)),
+			   htonl((uint32_t)m->target.addr)};
+
+	return write_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+}
+
+/* Reads the peer's sync message for case idx; the timeout covers the peer's longest step. */
+static int recv_sync(int fd, enum sync_kind kind, int idx, struct sync_msg *m)
+{
+	uint32_t msg[6];
+	int ret = read_full(fd, msg, sizeof(msg), now_ms() + 3 * CASE_TIMEOUT_MS + OOB_TIMEOUT_MS);
+
+	if (ret)
+		return ret;
+	if (ntohl(msg[0]) != (uint32_t)kind || ntohl(msg[1]) != (uint32_t)idx)
+		return -EPROTO;
+	m->ok = ntohl(msg[2]) != 0;
+	m->target.rkey = ntohl(msg[3]);
+	m->target.addr = (uint64_t)ntohl(msg[4]) << 32 | ntohl(msg[5]);
+	return 0;
+}
+
+static int server_accept(unsigned int port)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int one = 1, listen_fd, fd, ret;
+
+	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		return -errno;
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(listen_fd, 1)) {
+		ret = -errno;
+		close(listen_fd);
+		return ret;
+	}
+	ret = wait_fd(listen_fd, POLLIN, now_ms() + ACCEPT_TIMEOUT_MS);
+	fd = ret ? -1 : accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (!ret && fd < 0)
+		ret = -errno;
+	close(listen_fd);
+	return fd >= 0 ? fd : ret;
+}
+
+/* Connects, retrying while the server is not listening yet. */
+static int client_connect(const char *server_ip, unsigned int port)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int64_t retry_until = now_ms() + CONNECT_RETRY_MS;
+
+	if (inet_pton(AF_INET, server_ip, &addr.sin_addr) != 1)
+		return -EINVAL;
+	for (;;) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int err;
+
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+			return fd;
+		err = errno;
+		close(fd);
+		if ((err != ECONNREFUSED && err != ENETUNREACH && err != EHOSTUNREACH) ||
+		    now_ms() >= retry_until)
+			return -err;
+		usleep(100000);
+	}
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static bool is_ipv4_mapped(const union xr_gid *gid)
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return !memcmp(gid->raw, prefix, sizeof(prefix));
+}
+
+static int create_qp_end(struct ctx *c, struct qp_end *end, uint32_t send_wr, uint32_t recv_wr)
+{
+	struct xr_qp_init_attr init = {
+	    .cap = {.max_send_wr = send_wr,
+		    .max_recv_wr = recv_wr,
+		    .max_send_sge = 1,
+		    .max_recv_sge = 1},
+	    .qp_type = XR_QPT_RC,
+	};
+	struct xr_qp_attr attr = {
+	    .qp_state = XR_QPS_INIT, .port_num = 1, .qp_access_flags = remote_all};
+	int ret;
+
+	end->send_cq = xr_create_cq(c->dev, 2 * send_wr, NULL);
+	end->recv_cq = xr_create_cq(c->dev, 2 * recv_wr, NULL);
+	if (!end->send_cq || !end->recv_cq) {
+		fprintf(stderr, PROG ": couldn't create CQ: %s\n", strerror(errno));
+		return -1;
+	}
+	init.send_cq = end->send_cq;
+	init.recv_cq = end->recv_cq;
+	end->qp = xr_create_qp(c->pd, &init);
+	if (!end->qp) {
+		fprintf(stderr, PROG ": couldn't create QP: %s\n", strerror(errno));
+		return -1;
+	}
+	ret = xr_modify_qp(end->qp, &attr,
+			   XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't move QP to INIT: %s\n", strerror(-ret));
+		return -1;
+	}
+	end->psn = lrand48() & 0xffffff;
+	return 0;
+}
+
+static struct xr_mr *reg(struct xr_pd *pd, void *addr, size_t length, int access)
+{
+	struct xr_mr *mr = xr_reg_mr(pd, addr, length, access);
+
+	if (!mr)
+		fprintf(stderr, PROG ": couldn't register an MR (access 0x%x): %s\n", access,
+			strerror(errno));
+	return mr;
+}
+
+/* Server: the target buffer, the error buffer's MRs, and an rkey that is no longer valid. */
+static int setup_server_mrs(struct ctx *c)
+{
+	static const int err_access[KEY_COUNT] = {
+	    [KEY_FULL] = remote_all,
+	    [KEY_OTHER_PD] = remote_all,
+	    [KEY_NO_WRITE] = remote_all & ~XR_ACCESS_REMOTE_WRITE,
+	    [KEY_NO_READ] = remote_all & ~XR_ACCESS_REMOTE_READ,
+	    [KEY_NO_ATOMIC] = remote_all & ~XR_ACCESS_REMOTE_ATOMIC,
+	};
+	struct xr_mr *stale;
+
+	c->other_pd = xr_alloc_pd(c->dev);
+	c->err_buf = aligned_alloc(4096, ERR_BUF_SIZE);
+	if (!c->other_pd || !c->err_buf) {
+		fprintf(stderr, PROG ": couldn't allocate the second PD or the error buffer\n");
+		return -1;
+	}
+	c->mr = reg(c->pd, c->buf, BUF_SIZE, remote_all);
+	if (!c->mr)
+		return -1;
+	for (int k = 0; k < KEY_STALE; k++) {
+		c->err_mrs[k] = reg(k == KEY_OTHER_PD ? c->other_pd : c->pd, c->err_buf + GUARD,
+				    ERR_MR_SIZE, err_access[k]);
+		if (!c->err_mrs[k])
+			return -1;
+	}
+	/* Registered last, so that no later registration takes its slot again. */
+	stale = reg(c->pd, c->err_buf + GUARD, ERR_MR_SIZE, remote_all);
+	if (!stale)
+		return -1;
+	c->stale_rkey = stale->rkey;
+	xr_dereg_mr(stale);
+	return 0;
+}
+
+static int setup(struct ctx *c, const char *ifname)
+{
+	struct xr_device_attr dev_attr;
+	int ret, i;
+
+	c->dev = xr_open_device(ifname, NULL);
+	if (!c->dev) {
+		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ifname,
+			strerror(errno));
+		return -1;
+	}
+	ret = xr_query_device(c->dev, &dev_attr);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't query %s: %s\n", ifname, strerror(-ret));
+		return -1;
+	}
+	c->mtu_enum = dev_attr.active_mtu;
+	for (i = 0; i < dev_attr.num_gids; i++)
+		if (!xr_query_gid(c->dev, i, &c->gid) && is_ipv4_mapped(&c->gid))
+			break;
+	if (i == dev_attr.num_gids) {
+		fprintf(stderr, PROG ": %s has no IPv4 GID\n", ifname);
+		return -1;
+	}
+	c->pd = xr_alloc_pd(c->dev);
+	c->buf = aligned_alloc(4096, BUF_SIZE);
+	if (!c->pd || !c->buf) {
+		fprintf(stderr, PROG ": couldn't allocate PD or buffer\n");
+		return -1;
+	}
+	if (c->is_server) {
+		if (setup_server_mrs(c))
+			return -1;
+	} else {
+		c->mr = reg(c->pd, c->buf, BUF_SIZE, XR_ACCESS_LOCAL_WRITE);
+		c->read_only_mr = reg(c->pd, c->buf, BUF_SIZE, 0);
+		if (!c->mr || !c->read_only_mr)
+			return -1;
+	}
+	if (create_qp_end(c, &c->main, MAIN_SEND_WR, MAIN_RECV_WR))
+		return -1;
+	for (i = 0; i < N_ERR_CASES; i++)
+		if (create_qp_end(c, &c->err[i], 4, 4))
+			return -1;
+	if (c->is_server) {
+		struct report r = {0};
+
+		if (!post_one_recv(c->main.qp, RECV_SENTINEL_WR_ID, &r)) {
+			fprintf(stderr, PROG ": %s\n", r.detail);
+			return -1;
+		}
+		recv_fifo_push(c, RECV_SENTINEL_WR_ID);
+	}
+	return 0;
+}
+
+static int connect_qp(struct ctx *c, struct qp_end *end, uint32_t dest_qpn, uint32_t dest_psn,
+		      const union xr_gid *dgid)
+{
+	struct xr_qp_attr attr = {
+	    .qp_state = XR_QPS_RTR,
+	    .path_mtu = c->mtu_enum,
+	    .dest_qp_num = dest_qpn,
+	    .rq_psn = dest_psn,
+	    .max_dest_rd_atomic = MAX_RD_ATOMIC,
+	    .min_rnr_timer = 1,
+	    .ah_attr = {.is_global = 1, .port_num = 1, .grh = {.dgid = *dgid, .hop_limit = 64}},
+	};
+	int ret;
+
+	end->peer_psn = dest_psn;
+	ret = xr_modify_qp(end->qp, &attr,
+			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN |
+			       XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't move QP to RTR: %s\n", strerror(-ret));
+		return -1;
+	}
+	attr.qp_state = XR_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = end->psn;
+	attr.max_rd_atomic = MAX_RD_ATOMIC;
+	ret = xr_modify_qp(end->qp, &attr,
+			   XR_QP_STATE | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |
+			       XR_QP_SQ_PSN | XR_QP_MAX_QP_RD_ATOMIC);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't move QP to RTS: %s\n", strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t mtu_bytes(enum xr_mtu mtu)
+{
+	return 128u << mtu;
+}
+
+/* Agrees on the smaller path MTU, connects every pair, and reads the path MTU back. */
+static int connect_pairs(struct ctx *c, const struct hello *peer)
+{
+	struct xr_qp_attr attr;
+	int ret;
+
+	if (peer->mtu_enum < XR_MTU_256 || peer->mtu_enum > XR_MTU_4096) {
+		fprintf(stderr, PROG ": peer sent path MTU code %u\n", peer->mtu_enum);
+		return -1;
+	}
+	if (peer->mtu_enum < c->mtu_enum)
+		c->mtu_enum = peer->mtu_enum;
+	if (connect_qp(c, &c->main, peer->qpn[0], peer->psn[0], &peer->gid))
+		return -1;
+	for (int i = 0; i < N_ERR_CASES; i++)
+		if (connect_qp(c, &c->err[i], peer->qpn[1 + i], peer->psn[1 + i], &peer->gid))
+			return -1;
+	ret = xr_query_qp(c->main.qp, &attr, XR_QP_PATH_MTU | XR_QP_MAX_QP_RD_ATOMIC, NULL);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't query QP: %s\n", strerror(-ret));
+		return -1;
+	}
+	c->mtu = mtu_bytes(attr.path_mtu);
+	printf("[%s] path MTU %u; main QP 0x%06x -> 0x%06x, max_rd_atomic %u, %d error pairs\n",
+	       c->role, c->mtu, c->main.qp->qp_num, peer->qpn[0], attr.max_rd_atomic, N_ERR_CASES);
+	return 0;
+}
+
+static void hello_of(const struct ctx *c, struct hello *h)
+{
+	*h = (struct hello){.mtu_enum = c->mtu_enum, .gid = c->gid};
+	h->qpn[0] = c->main.qp->qp_num;
+	h->psn[0] = c->main.psn;
+	for (int i = 0; i < N_ERR_CASES; i++) {
+		h->qpn[1 + i] = c->err[i].qp->qp_num;
+		h->psn[1 + i] = c->err[i].psn;
+	}
+}
+
+/* Server: accept, read the client's QPs, connect ours, then tell the client. */
+static int server_exchange(struct ctx *c, unsigned int port)
+{
+	struct hello mine, peer;
+	int ret;
+
+	c->oob_fd = server_accept(port);
+	if (c->oob_fd < 0) {
+		fprintf(stderr, PROG ": no client on port %u: %s\n", port, strerror(-c->oob_fd));
+		return -1;
+	}
+	ret = recv_hello(c->oob_fd, &peer);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't read the client's QPs: %s\n", oob_error(ret));
+		return -1;
+	}
+	if (connect_pairs(c, &peer))
+		return -1;
+	hello_of(c, &mine);
+	ret = send_hello(c->oob_fd, &mine);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't send our QPs: %s\n", oob_error(ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int client_exchange(struct ctx *c, const char *server_ip, unsigned int port)
+{
+	struct hello mine, peer;
+	int ret;
+
+	c->oob_fd = client_connect(server_ip, port);
+	if (c->oob_fd < 0) {
+		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", server_ip, port,
+			strerror(-c->oob_fd));
+		return -1;
+	}
+	hello_of(c, &mine);
+	ret = send_hello(c->oob_fd, &mine);
+	if (!ret)
+		ret = recv_hello(c->oob_fd, &peer);
+	if (ret) {
+		fprintf(stderr, PROG ": exchange with the server failed: %s\n", oob_error(ret));
+		return -1;
+	}
+	return connect_pairs(c, &peer);
+}
+
+static void destroy_qp_end(struct qp_end *end)
+{
+	if (end->qp)
+		xr_destroy_qp(end->qp);
+	if (end->send_cq)
+		xr_destroy_cq(end->send_cq);
+	if (end->recv_cq)
+		xr_destroy_cq(end->recv_cq);
+}
+
+static void teardown(struct ctx *c)
+{
+	if (c->oob_fd >= 0)
+		close(c->oob_fd);
+	destroy_qp_end(&c->main);
+	for (int i = 0; i < N_ERR_CASES; i++)
+		destroy_qp_end(&c->err[i]);
+	for (int k = 0; k < KEY_COUNT; k++)
+		if (c->err_mrs[k])
+			xr_dereg_mr(c->err_mrs[k]);
+	if (c->read_only_mr)
+		xr_dereg_mr(c->read_only_mr);
+	if (c->mr)
+		xr_dereg_mr(c->mr);
+	if (c->other_pd)
+		xr_dealloc_pd(c->other_pd);
+	if (c->pd)
+		xr_dealloc_pd(c->pd);
+	if (c->dev)
+		xr_close_device(c->dev);
+	free(c->buf);
+	free(c->err_buf);
+}
+
+/* ---- running the cases ----------------------------------------------------- */
+
+/* Runs case idx on this side; returns its verdict, or -1 when the peer cannot be reached. */
+static int run_case(struct ctx *c, const struct test_case *tc, int idx)
+{
+	const struct case_ops *ops = &case_ops[tc->kind];
+	struct sync_msg mine = {0}, peer = {0};
+	struct report r = {0};
+	int ret;
+
+	if (c->is_server) {
+		mine.ok = ops->prepare(c, tc, idx, &mine.target, &r);
+		ret = send_sync(c->oob_fd, SYNC_READY, idx, &mine);
+		if (!ret)
+			ret = recv_sync(c->oob_fd, SYNC_DONE, idx, &peer);
+		/* Checked even when the client failed: what the target saw tells why. */
+		if (!ret && mine.ok)
+			ops->check(c, tc, idx, &r);
+		mine.ok = !r.failed;
+		if (!ret)
+			ret = send_sync(c->oob_fd, SYNC_VERDICT, idx, &mine);
+	} else {
+		struct sync_msg ready;
+
+		ret = recv_sync(c->oob_fd, SYNC_READY, idx, &ready);
+		if (!ret && !ready.ok)
+			report_fail(&r, "not run: the target could not prepare");
+		else if (!ret)
+			ops->act(c, tc, idx, &ready.target, &r);
+		mine.ok = !r.failed;
+		if (!ret)
+			ret = send_sync(c->oob_fd, SYNC_DONE, idx, &mine);
+		if (!ret)
+			ret = recv_sync(c->oob_fd, SYNC_VERDICT, idx, &peer);
+	}
+	if (ret) {
+		fprintf(stderr, PROG ": %s: lost the peer during case \"%s\": %s\n", c->role,
+			tc->name, oob_error(ret));
+		return -1;
+	}
+	printf("[%s] %-4s %-36s %s: %s; peer %s\n", c->role, r.failed ? "FAIL" : "ok", tc->name,
+	       c->is_server ? "target" : "initiator", r.detail, peer.ok ? "ok" : "FAIL");
+	return !r.failed && peer.ok;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: " PROG " server IFNAME [-p PORT]\n"
+			"       " PROG " client IFNAME SERVER_IP [-p PORT]\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct test_case cases[MAX_CASES];
+	struct ctx c = {.oob_fd = -1};
+	unsigned int port = DEFAULT_PORT;
+	const char *server_ip = NULL;
+	int ncases, failed = 0, args;
+
+	if (argc < 3 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		usage();
+		return 2;
+	}
+	c.is_server = !strcmp(argv[1], "server");
+	c.role = argv[1];
+	args = 3;
+	if (!c.is_server) {
+		if (argc < 4) {
+			usage();
+			return 2;
+		}
+		server_ip = argv[args++];
+	}
+	if (argc == args + 2 && !strcmp(argv[args], "-p")) {
+		port = (unsigned int)strtoul(argv[args + 1], NULL, 10);
+		args += 2;
+	}
+	if (argc != args || port == 0 || port > 65535) {
+		usage();
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	srand48(getpid() ^ time(NULL));
+
+	if (setup(&c, argv[2]) ||
+	    (c.is_server ? server_exchange(&c, port) : client_exchange(&c, server_ip, port))) {
+		teardown(&c);
+		return 1;
+	}
+	ncases = build_cases(c.mtu, cases);
+	for (int i = 0; i < ncases; i++) {
+		int verdict = run_case(&c, &cases[i], i);
+
+		if (verdict < 0) {
+			failed += ncases - i;
+			break;
+		}
+		failed += !verdict;
+	}
+	printf("[%s] %s: %d of %d cases failed\n", c.role, failed ? "FAIL" : "PASS", failed,
+	       ncases);
+	teardown(&c);
+	return failed ? 1 : 0;
+}
