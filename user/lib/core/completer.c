@@ -46,6 +46,38 @@ static void fail_at(struct xr_qp_impl *qp, uint32_t psn, enum xr_wc_status st)
 	xr_qp_to_error(qp);
 }
 
+/* Additive increase per window acknowledged; slow start below ssthresh. */
+static void cwnd_on_ack(struct xr_qp_impl *qp, uint32_t newly_acked)
+{
+	if (qp->in_recovery && xr_psn_diff(qp->acked_psn, qp->recover_psn) >= 0)
+		qp->in_recovery = false;
+	if (qp->cwnd >= XR_SEND_WINDOW)
+		return;
+	if (qp->cwnd < qp->ssthresh) {
+		qp->cwnd += newly_acked;
+	} else {
+		qp->cwnd_acc += newly_acked;
+		while (qp->cwnd_acc >= qp->cwnd) {
+			qp->cwnd_acc -= qp->cwnd;
+			qp->cwnd++;
+		}
+	}
+	if (qp->cwnd > XR_SEND_WINDOW)
+		qp->cwnd = XR_SEND_WINDOW;
+}
+
+/* Multiplicative decrease, once per window of data in flight at the loss. */
+static void cwnd_on_loss(struct xr_qp_impl *qp, bool timeout)
+{
+	if (qp->in_recovery && !timeout)
+		return;
+	qp->ssthresh = qp->cwnd / 2 > XR_CWND_MIN ? qp->cwnd / 2 : XR_CWND_MIN;
+	qp->cwnd = timeout ? XR_CWND_MIN : qp->ssthresh;
+	qp->cwnd_acc = 0;
+	qp->in_recovery = true;
+	qp->recover_psn = xr_psn_add(qp->snd_psn, XR_PSN_MASK);
+}
+
 /*
  * Everything up to and including psn is acknowledged, except that an ACK
  * never completes a READ or atomic: those need their response, so the
@@ -74,8 +106,12 @@ static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 			break;
 		complete_wqe(qp, w, XR_WC_SUCCESS);
 	}
-	if (xr_psn_diff(upto, qp->acked_psn) > 0)
+	if (xr_psn_diff(upto, qp->acked_psn) > 0) {
+		uint32_t n = (uint32_t)xr_psn_diff(upto, qp->acked_psn);
+
 		qp->acked_psn = upto;
+		cwnd_on_ack(qp, n);
+	}
 	xr_qp_retire_sends(qp);
 	/* Progress resets both retry budgets. */
 	qp->retry_left = qp->retry_cnt;
@@ -181,8 +217,10 @@ void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 		if (val == XR_NAK_PSN_SEQ_ERR) {
 			/* Implicitly acknowledges what precedes psn; resend from psn. */
 			ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
-			if (xr_psn_diff(psn, qp->acked_psn) == 1)
+			if (xr_psn_diff(psn, qp->acked_psn) == 1) {
+				cwnd_on_loss(qp, false);
 				xr_requester_rewind(qp, psn);
+			}
 			qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
 		} else {
 			ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
@@ -207,6 +245,7 @@ uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now)
 		} else {
 			qp->retry_left--;
 			qp->timeouts++;
+			cwnd_on_loss(qp, true);
 			xr_requester_rewind(qp, xr_psn_add(qp->acked_psn, 1));
 			qp->retry_deadline = now + xr_qp_ack_timeout_ns(qp);
 		}

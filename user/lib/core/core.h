@@ -24,8 +24,13 @@
 #define XR_MAX_CQE 65536
 #define XR_MAX_MR 4096
 #define XR_MAX_PD 1024
-/* PSNs sent but not yet acknowledged, at most: bounds the frames in flight. */
+/*
+ * PSNs sent but not yet acknowledged, at most: the congestion window moves
+ * between these bounds (AIMD), so that a loss under go-back-N costs a
+ * retransmission of what is in flight, not of a full send window.
+ */
 #define XR_SEND_WINDOW 512
+#define XR_CWND_MIN 8
 /* The requester asks for an ACK at least this often inside a long message. */
 #define XR_ACKREQ_INTERVAL 64
 
@@ -163,11 +168,17 @@ struct xr_qp_impl {
 	uint64_t rnr_deadline;	 /* 0: not waiting after an RNR NAK */
 	uint8_t retry_left, rnr_left;
 	uint32_t rd_outstanding; /* READ/atomic WQEs sent and not completed */
+	uint32_t cwnd, ssthresh; /* congestion window and slow-start threshold, in PSNs */
+	uint32_t cwnd_acc;	 /* PSNs acknowledged toward the next additive increase */
+	uint32_t recover_psn;	 /* no further decrease until this PSN is acknowledged */
+	bool in_recovery;
 
 	/* responder */
 	uint32_t epsn; /* next expected PSN */
 	uint32_t msn;
 	bool nak_sent;	  /* a PSN sequence NAK for the current gap is out */
+	bool ack_pending; /* an ACK of ack_psn goes out at the end of the rx batch */
+	uint32_t ack_psn;
 	bool recv_active; /* a multi-packet SEND is being received */
 	uint32_t recv_off;
 	bool write_active; /* a multi-packet WRITE is being placed */

@@ -98,6 +98,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->pub.qp_num = XR_QPN_BASE + slot;
 	qp->pub.state = XR_QPS_RESET;
 	qp->pub.qp_type = attr->qp_type;
+	qp->cwnd = qp->ssthresh = XR_SEND_WINDOW;
 	qp->scq->refs++;
 	qp->rcq->refs++;
 	pd->refs++;
@@ -216,6 +217,10 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->retry_deadline = qp->rnr_deadline = 0;
 	qp->msn = 0;
 	qp->nak_sent = false;
+	qp->ack_pending = false;
+	qp->cwnd = qp->ssthresh = XR_SEND_WINDOW;
+	qp->cwnd_acc = 0;
+	qp->in_recovery = false;
 	qp->recv_active = false;
 	qp->write_active = false;
 	qp->rd_outstanding = 0;

@@ -173,7 +173,7 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 			qp->tx_pkt = 0;
 			qp->tx_psn = w->first_psn;
 		}
-		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > XR_SEND_WINDOW)
+		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > (int32_t)qp->cwnd)
 			break;
 		if (!send_packet(qp, w, qp->tx_pkt))
 			break;

@@ -25,6 +25,16 @@ static void publish_epsn(struct xr_qp_impl *qp)
 				 __ATOMIC_RELEASE);
 }
 
+/*
+ * ACKs wait for the end of the receive batch, so a burst of requests asking
+ * for one costs one ACK of the newest; everything acknowledged is placed.
+ */
+static void queue_ack(struct xr_qp_impl *qp, uint32_t psn)
+{
+	qp->ack_pending = true;
+	qp->ack_psn = psn;
+}
+
 /* A fatal request error: NAK it, complete the receive in progress, go to ERR. */
 static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 		  enum xr_wc_status recv_status)
@@ -291,6 +301,10 @@ void xr_responder_run(struct xr_qp_impl *qp)
 {
 	uint32_t n = qp->max_dest_rd_atomic ? qp->max_dest_rd_atomic : 1;
 
+	if (qp->ack_pending &&
+	    xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, qp->ack_psn))
+		qp->ack_pending = false;
+
 	/* Oldest first: the requester takes responses in PSN order only. */
 	for (uint32_t k = 0; k < n; k++) {
 		struct xr_rd_resource *res = &qp->rd_res[(qp->rd_res_next + k) % n];
@@ -339,8 +353,7 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 			return;
 		}
 		/* A duplicate SEND/WRITE: already placed; re-acknowledge what we have. */
-		xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED,
-				 xr_psn_add(qp->epsn, XR_PSN_MASK));
+		queue_ack(qp, xr_psn_add(qp->epsn, XR_PSN_MASK));
 		return;
 	}
 	qp->nak_sent = false;
@@ -361,5 +374,5 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 	qp->epsn = xr_psn_add(qp->epsn, 1);
 	publish_epsn(qp);
 	if (pkt->ackreq)
-		xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, pkt->psn);
+		queue_ack(qp, pkt->psn);
 }
