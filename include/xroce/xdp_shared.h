@@ -34,30 +34,65 @@ enum xr_xdp_qp_state {
 };
 
 /*
- * One entry per QP slot in the mmap-able qp_table array. Userspace owns it;
- * the XDP program reads state and type, and only ever increments counters.
+ * One entry per QP slot in the mmap-able qp_table array, shared by the XDP
+ * program and the engine. Ownership is per field, and the pairs that must be
+ * read together are packed into one 64-bit word, written atomically.
+ *
+ * XDP fast paths (RC, IPv4):
+ *  - requester side: a plain ACK (opcode 0x11, syndrome ACK) for this QP,
+ *    with a valid ICRC, whose PSN lies in [acked PSN, req_next_psn), is
+ *    absorbed: XDP advances xdp_ack (compare-and-swap, never backwards) and
+ *    drops the frame. Not while engine_sleeping is set: then, and also when
+ *    the flag turns up right after the advance, the ACK goes to the socket
+ *    so that it wakes the engine (as AF_XDP's need_wakeup).
+ *  - responder side: a SEND/WRITE request whose PSN is in the duplicate
+ *    region behind the committed expected PSN (at most 2^22 behind) is turned
+ *    into the ACK the spec requires (PSN = committed - 1, MSN = committed MSN)
+ *    and sent back with XDP_TX. Only userspace advances the committed PSN,
+ *    after the request was placed: XDP never acknowledges anything unplaced.
  */
 struct xr_qp_entry {
-	__u32 state; /* enum xr_xdp_qp_state */
+	__u32 state;   /* enum xr_xdp_qp_state; written by userspace */
 	__u32 qp_type; /* enum xr_qp_type from xroce.h */
-	__u32 committed_epsn; /* responder: next expected PSN, written by userspace only */
-	__u32 acked_psn; /* requester: last acknowledged PSN */
-	__u32 msn;
-	__u32 engine_sleeping; /* set before the engine blocks */
-	__u64 rx_frames; /* frames steered to the engine */
+	/* userspace: msn << 32 | next expected PSN; everything before it placed */
+	__u64 committed;
+	/* XDP (and userspace when it resets the QP): msn << 32 | newest acked PSN */
+	__u64 xdp_ack;
+	__u32 req_next_psn;    /* userspace: PSNs before it have been sent */
+	__u32 engine_sleeping; /* userspace: set before the engine blocks */
+	__u32 dest_qpn;	       /* userspace: the peer's QPN, for ACKs XDP builds */
+	__u16 udp_sport;       /* userspace: this QP's UDP source port */
+	__u16 fast_path;       /* userspace: XR_XDP_FAST_* bits enabled for this QP */
+	__u64 rx_frames;       /* XDP: frames steered to the engine */
+	__u64 acks_absorbed;   /* XDP: plain ACKs consumed in XDP */
+	__u64 dups_answered;   /* XDP: duplicate requests answered with XDP_TX */
 };
+
+enum xr_xdp_fast_path {
+	XR_XDP_FAST_ACK = 1 << 0, /* absorb plain ACKs */
+	XR_XDP_FAST_DUP = 1 << 1, /* answer duplicate SEND/WRITE requests */
+};
+
+static inline __u64 xr_pack_psn_msn(__u32 psn, __u32 msn)
+{
+	return (__u64)msn << 32 | psn;
+}
 
 /* Per-CPU counters, one field per reason; bpftool prints them by name. */
 struct xr_xdp_stats {
 	__u64 passed_non_roce; /* not UDP/4791: handed to the kernel */
-	__u64 redirected; /* steered to an AF_XDP socket */
-	__u64 drop_truncated; /* frame ends inside a header */
-	__u64 drop_bad_tver; /* BTH transport version != 0 */
+	__u64 redirected;      /* steered to an AF_XDP socket */
+	__u64 drop_truncated;  /* frame ends inside a header */
+	__u64 drop_bad_tver;   /* BTH transport version != 0 */
 	__u64 drop_bad_opcode; /* opcode not in the table */
 	__u64 drop_bad_length; /* headers + pad + ICRC longer than the frame */
 	__u64 drop_unknown_qp; /* destination QP not open here */
-	__u64 drop_qp_state; /* QP exists but accepts nothing */
-	__u64 drop_no_socket; /* no AF_XDP socket on this rx queue */
+	__u64 drop_qp_state;   /* QP exists but accepts nothing */
+	__u64 drop_no_socket;  /* no AF_XDP socket on this rx queue */
+	__u64 drop_bad_icrc;   /* a frame XDP consumes failed its ICRC */
+	__u64 acks_absorbed;   /* plain ACKs consumed in XDP */
+	__u64 acks_to_engine;  /* ACKs steered to a sleeping engine to wake it */
+	__u64 dups_answered;   /* duplicate requests answered with XDP_TX */
 };
 
 /* Single-entry array with the program's configuration. */

@@ -42,7 +42,7 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	struct xr_core_port port = {
 	    .tx_alloc = port_tx_alloc, .tx_submit = port_tx_submit, .tx_abort = port_tx_abort};
 	struct xr_xsk_port_config pcfg = {0};
-	const char *busy;
+	const char *busy, *fast;
 	int err, ngids;
 
 	if (strlen(ifname) >= sizeof(dev->ifname))
@@ -86,6 +86,10 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	if (attr && attr->disable_masked_atomics)
 		dev->core.caps &= ~(uint64_t)XR_DEVICE_MASKED_ATOMICS;
 
+	/* XROCE_XDP_FAST_PATH=0 keeps every frame in userspace (for comparisons). */
+	fast = getenv("XROCE_XDP_FAST_PATH");
+	if (fast && !strcmp(fast, "0"))
+		dev->core.xdp_fast_path = 0;
 	busy = getenv("XROCE_BUSY_POLL_US");
 	dev->busy_poll_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_BUSY_POLL_NS;
 	err = pthread_mutex_init(&dev->lock, NULL);

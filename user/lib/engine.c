@@ -79,6 +79,17 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_so
 	}
 }
 
+/*
+ * While the engine sleeps, XDP must steer ACKs to the socket so that they
+ * wake it; the round after setting this reads what XDP absorbed before.
+ */
+static void set_xdp_sleeping(struct xr_device *dev, bool sleeping)
+{
+	pthread_mutex_lock(&dev->lock);
+	xr_core_set_engine_sleeping(&dev->core, sleeping);
+	pthread_mutex_unlock(&dev->lock);
+}
+
 static void *engine_main(void *arg)
 {
 	struct xr_device *dev = arg;
@@ -107,8 +118,10 @@ static void *engine_main(void *arg)
 		 * sees the flag and writes the eventfd.
 		 */
 		__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
+		set_xdp_sleeping(dev, true);
 		if (!engine_round(dev, &deadline))
 			engine_sleep(dev, deadline, true);
+		set_xdp_sleeping(dev, false);
 		__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
 		idle_since = xr_now_ns();
 	}

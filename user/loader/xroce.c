@@ -42,6 +42,10 @@ static const struct {
     {"drop_unknown_qp", offsetof(struct xr_xdp_stats, drop_unknown_qp)},
     {"drop_qp_state", offsetof(struct xr_xdp_stats, drop_qp_state)},
     {"drop_no_socket", offsetof(struct xr_xdp_stats, drop_no_socket)},
+    {"drop_bad_icrc", offsetof(struct xr_xdp_stats, drop_bad_icrc)},
+    {"acks_absorbed", offsetof(struct xr_xdp_stats, acks_absorbed)},
+    {"acks_to_engine", offsetof(struct xr_xdp_stats, acks_to_engine)},
+    {"dups_answered", offsetof(struct xr_xdp_stats, dups_answered)},
 };
 
 _Static_assert(sizeof(stat_fields) / sizeof(stat_fields[0]) ==

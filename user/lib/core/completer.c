@@ -232,6 +232,11 @@ void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 	}
 }
 
+void xr_completer_ack(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
+{
+	ack_through(qp, psn, now);
+}
+
 uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now)
 {
 	if (qp->rnr_deadline && now >= qp->rnr_deadline)

@@ -10,6 +10,7 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 	core->port = *port;
 	core->active_mtu = XR_MTU_1024;
 	core->caps = XR_DEVICE_MASKED_ATOMICS;
+	core->xdp_fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP;
 }
 
 static struct xr_qp_impl *qp_by_qpn(struct xr_core *core, uint32_t qpn)
@@ -70,6 +71,7 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		xr_responder_run(qp);
 		if (qp->pub.state < XR_QPS_RTS)
 			continue;
+		xr_xdp_poll_acks(qp, now);
 		d = xr_completer_timers(qp, now);
 		if (qp->pub.state == XR_QPS_ERR)
 			continue;

@@ -211,6 +211,7 @@ struct xr_core {
 	int num_gids;
 	enum xr_mtu active_mtu;
 	uint64_t caps;		     /* enum xr_device_cap_flags */
+	uint16_t xdp_fast_path;	     /* enum xr_xdp_fast_path bits for new QPs */
 	struct xr_qp_entry *xdp_qps; /* shared with XDP, or NULL */
 
 	struct xr_qp_impl *qps[XR_MAX_QP];
@@ -311,6 +312,8 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn);
 
 /* ---- completer.c ---- */
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
+/* An acknowledgement of everything up to psn that did not come as a frame. */
+void xr_completer_ack(struct xr_qp_impl *qp, uint32_t psn, uint64_t now);
 /* Fires the retransmit and RNR timers; returns the next deadline (0 = none). */
 uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now);
 
@@ -320,6 +323,16 @@ uint64_t xr_atomic_execute(uint64_t *target, const struct xr_pkt *pkt);
 uint64_t xr_masked_cas_result(uint64_t old, uint64_t compare, uint64_t compare_mask, uint64_t swap,
 			      uint64_t swap_mask);
 uint64_t xr_masked_faa_result(uint64_t old, uint64_t add, uint64_t boundary);
+
+/* ---- xdp_state.c ---- */
+void xr_xdp_publish_qp(struct xr_qp_impl *qp);
+void xr_xdp_unpublish_qp(struct xr_qp_impl *qp);
+void xr_xdp_publish_committed(struct xr_qp_impl *qp);
+void xr_xdp_publish_next_psn(struct xr_qp_impl *qp);
+/* Completes what ACKs absorbed in XDP acknowledged. */
+void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now);
+/* Tells XDP to steer ACKs to the socket (sleeping) or absorb them (awake). */
+void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping);
 
 /* ---- responder.c ---- */
 void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);

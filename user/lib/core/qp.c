@@ -19,29 +19,6 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-static void publish_xdp_state(struct xr_qp_impl *qp)
-{
-	struct xr_qp_entry *e;
-	uint32_t st;
-
-	if (!qp->core->xdp_qps)
-		return;
-	e = &qp->core->xdp_qps[qp->slot];
-	switch (qp->pub.state) {
-	case XR_QPS_RTR:
-	case XR_QPS_RTS:
-	case XR_QPS_SQD:
-	case XR_QPS_SQE:
-		st = XR_XDP_QP_ACTIVE;
-		break;
-	default:
-		st = XR_XDP_QP_CLOSED;
-	}
-	e->qp_type = qp->pub.qp_type;
-	e->committed_epsn = qp->epsn;
-	__atomic_store_n(&e->state, st, __ATOMIC_RELEASE);
-}
-
 static bool cap_ok(const struct xr_qp_cap *cap)
 {
 	return cap->max_send_wr >= 1 && cap->max_send_wr <= XR_MAX_WR && cap->max_recv_wr >= 1 &&
@@ -103,7 +80,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->rcq->refs++;
 	pd->refs++;
 	core->qps[slot] = qp;
-	publish_xdp_state(qp);
+	xr_xdp_publish_qp(qp);
 	*err = 0;
 	return qp;
 }
@@ -112,8 +89,7 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 {
 	struct xr_core *core = qp->core;
 
-	if (core->xdp_qps)
-		__atomic_store_n(&core->xdp_qps[qp->slot].state, XR_XDP_QP_NONE, __ATOMIC_RELEASE);
+	xr_xdp_unpublish_qp(qp);
 	core->qps[qp->slot] = NULL;
 	qp->scq->refs--;
 	qp->rcq->refs--;
@@ -311,7 +287,7 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 	}
 	if (next == XR_QPS_RTS && cur == XR_QPS_RTR)
 		qp->retry_left = qp->retry_cnt, qp->rnr_left = qp->rnr_retry;
-	publish_xdp_state(qp);
+	xr_xdp_publish_qp(qp);
 	return 0;
 }
 
@@ -431,7 +407,7 @@ void xr_qp_to_error(struct xr_qp_impl *qp)
 {
 	qp->pub.state = XR_QPS_ERR;
 	xr_qp_flush(qp);
-	publish_xdp_state(qp);
+	xr_xdp_publish_qp(qp);
 }
 
 /* ---- posting ---------------------------------------------------------- */

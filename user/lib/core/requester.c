@@ -73,6 +73,7 @@ static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 	w->first_psn = qp->snd_psn;
 	w->last_psn = xr_psn_add(qp->snd_psn, w->npkts - 1);
 	qp->snd_psn = xr_psn_add(qp->snd_psn, w->npkts);
+	xr_xdp_publish_next_psn(qp);
 	w->psn_assigned = true;
 	if (xr_wr_is_read_atomic(w->opcode))
 		qp->rd_outstanding++;

@@ -18,13 +18,6 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = v;
 }
 
-static void publish_epsn(struct xr_qp_impl *qp)
-{
-	if (qp->core->xdp_qps)
-		__atomic_store_n(&qp->core->xdp_qps[qp->slot].committed_epsn, qp->epsn,
-				 __ATOMIC_RELEASE);
-}
-
 /*
  * ACKs wait for the end of the receive batch, so a burst of requests asking
  * for one costs one ACK of the newest; everything acknowledged is placed.
@@ -365,14 +358,14 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 		if (!handle_read_atomic(qp, pkt))
 			return;
 		qp->epsn = xr_psn_add(qp->epsn, 1);
-		publish_epsn(qp);
+		xr_xdp_publish_committed(qp);
 		xr_responder_run(qp);
 		return;
 	}
 	if (!((pkt->opflags & XR_OPF_SEND) ? handle_send(qp, pkt) : handle_write(qp, pkt)))
 		return;
 	qp->epsn = xr_psn_add(qp->epsn, 1);
-	publish_epsn(qp);
+	xr_xdp_publish_committed(qp);
 	if (pkt->ackreq)
 		queue_ack(qp, pkt->psn);
 }

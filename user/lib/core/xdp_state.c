@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The QP state the XDP fast paths work from (xroce/xdp_shared.h): what the
+ * engine publishes for them, and the ACKs they absorbed, which the engine
+ * reads back and completes as if they had come through the socket.
+ */
+#include "core.h"
+
+static struct xr_qp_entry *entry_of(struct xr_qp_impl *qp)
+{
+	return qp->core->xdp_qps ? &qp->core->xdp_qps[qp->slot] : NULL;
+}
+
+void xr_xdp_publish_qp(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+	uint32_t st;
+
+	if (!e)
+		return;
+	switch (qp->pub.state) {
+	case XR_QPS_RTR:
+	case XR_QPS_RTS:
+	case XR_QPS_SQD:
+	case XR_QPS_SQE:
+		st = XR_XDP_QP_ACTIVE;
+		break;
+	default:
+		st = XR_XDP_QP_CLOSED;
+	}
+	/* Closed first, so XDP never acts on a half-written entry. */
+	__atomic_store_n(&e->state, XR_XDP_QP_CLOSED, __ATOMIC_SEQ_CST);
+	e->qp_type = qp->pub.qp_type;
+	e->dest_qpn = qp->dest_qpn;
+	e->udp_sport = qp->path.udp_sport;
+	e->fast_path = st == XR_XDP_QP_ACTIVE && xr_gid_is_v4mapped(&qp->path.dgid)
+			   ? qp->core->xdp_fast_path
+			   : 0;
+	__atomic_store_n(&e->committed, xr_pack_psn_msn(qp->epsn, qp->msn), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&e->xdp_ack, xr_pack_psn_msn(qp->acked_psn, 0), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&e->req_next_psn, qp->snd_psn, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&e->state, st, __ATOMIC_SEQ_CST);
+}
+
+void xr_xdp_unpublish_qp(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+
+	if (e)
+		__atomic_store_n(&e->state, XR_XDP_QP_NONE, __ATOMIC_SEQ_CST);
+}
+
+void xr_xdp_publish_committed(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+
+	if (e)
+		__atomic_store_n(&e->committed, xr_pack_psn_msn(qp->epsn, qp->msn),
+				 __ATOMIC_RELEASE);
+}
+
+void xr_xdp_publish_next_psn(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+
+	if (e)
+		__atomic_store_n(&e->req_next_psn, qp->snd_psn, __ATOMIC_RELEASE);
+}
+
+void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+	uint32_t psn;
+
+	if (!e || !(e->fast_path & XR_XDP_FAST_ACK))
+		return;
+	psn = (uint32_t)__atomic_load_n(&e->xdp_ack, __ATOMIC_ACQUIRE) & XR_PSN_MASK;
+	if (xr_psn_diff(psn, qp->acked_psn) > 0)
+		xr_completer_ack(qp, psn, now);
+}
+
+void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping)
+{
+	if (!core->xdp_qps)
+		return;
+	for (uint32_t i = 0; i < XR_MAX_QP; i++)
+		if (core->qps[i])
+			__atomic_store_n(&core->xdp_qps[i].engine_sleeping, sleeping,
+					 __ATOMIC_SEQ_CST);
+}
