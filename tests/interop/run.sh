@@ -178,6 +178,9 @@ for size in $SIZES; do
 	run_xroce_server "$size"
 done
 
+# perftest (ib_*_bw, ib_*_lat) against xroce-perf on the same guest; adds to the counts.
+source tests/interop/perftest.sh
+
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

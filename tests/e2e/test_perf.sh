@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# xroce-perf against itself across a veth pair between two namespaces: each
+# of the 8 tests (send/write/read/atomic, bw and lat) with a small iteration
+# count, server in A, client in B. Both sides must exit 0; every side that
+# measures must print the result line with the run's size and iteration
+# count and a non-zero bandwidth or latency (a passive latency server prints
+# no table, as perftest's does, so only its exit status counts).
+# Needs root. Env: BUILD (build dir, default build).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+perf=$BUILD/xroce-perf
+xroce=$BUILD/xroce
+iters=50
+
+fail() {
+	echo "test_perf: FAIL: $*"
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || fail "needs root (namespaces, XDP)"
+for bin in "$perf" "$xroce"; do
+	[ -x "$bin" ] || fail "$bin is missing (make all)"
+done
+
+# shellcheck source=scripts/netns.sh
+source scripts/netns.sh
+logdir=$(mktemp -d /tmp/xroce-test-perf.XXXXXX)
+server_pid=""
+cleanup() {
+	if [ -n "$server_pid" ]; then
+		kill "$server_pid" 2>/dev/null
+		wait "$server_pid" 2>/dev/null
+	fi
+	netns_cleanup
+	rm -rf "$logdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+netns_pair prf "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
+for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
+	netns_exec "${end%%:*}" "$xroce" attach "${end#*:}" >/dev/null || fail "xroce attach ${end#*:} failed"
+done
+
+show_logs() {
+	local side
+	for side in server client; do
+		echo "--- $side:"
+		sed 's/^/    /' "$logdir/$side.log"
+	done
+}
+
+# A bandwidth line "SIZE ITERS PEAK AVG RATE" with a non-zero average and
+# message rate, or a latency line "SIZE ITERS MIN MAX TYPICAL AVG ..." with a
+# non-zero typical and average latency.
+result_ok() {
+	local log=$1 size=$2 kind=$3
+	awk -v size="$size" -v iters="$iters" -v kind="$kind" '
+		$1 == size && $2 == iters && NF >= 5 {
+			if (kind == "bw" && $4 > 0 && $5 > 0) ok = 1
+			if (kind == "lat" && NF >= 9 && $5 > 0 && $6 > 0) ok = 1
+		}
+		END { exit !ok }' "$log"
+}
+
+# run TEST SIZE KIND SERVER_MEASURES [OPTIONS...]
+run() {
+	local test=$1 size=$2 kind=$3 server_measures=$4 server_status=0 client_status=0
+	shift 4
+	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" -x 1 -n $iters "$@" \
+		>"$logdir/server.log" 2>&1 &
+	server_pid=$!
+	netns_exec "$NETNS_B" timeout 60 "$perf" "$test" -d "$VETH_B" -x 1 -n $iters "$@" \
+		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
+	wait "$server_pid" || server_status=$?
+	server_pid=""
+	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
+		show_logs
+		fail "$test $*: server exit $server_status, client exit $client_status"
+	fi
+	if ! result_ok "$logdir/client.log" "$size" "$kind" ||
+		{ [ "$server_measures" = yes ] && ! result_ok "$logdir/server.log" "$size" "$kind"; }; then
+		show_logs
+		fail "$test $*: no sane result line for $size bytes x $iters"
+	fi
+	echo "ok: $test $*: $(awk -v s="$size" -v n=$iters '$1 == s && $2 == n' "$logdir/client.log" |
+		tr -s ' \t' ' ')"
+}
+
+# The server of write/read/atomic bw prints the client's report it receives.
+run send_bw 4096 bw yes -s 4096
+run write_bw 65536 bw yes -s 65536
+run read_bw 4096 bw yes -s 4096
+run atomic_bw 8 bw yes -A CMP_AND_SWAP
+run atomic_bw 8 bw yes -A FETCH_AND_ADD
+run send_lat 64 lat yes -s 64
+run write_lat 3000 lat yes -s 3000
+run read_lat 3000 lat no -s 3000
+run atomic_lat 8 lat no
+echo "test_perf: PASS"

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# perftest interop: unmodified perftest (ib_*_bw, ib_*_lat, rdma-core's
+# perftest 4.5) in the rxe-peer guest rxeA against xroce-perf in netns xrhost,
+# each test twice: xroce-perf as server with the guest as client, and the
+# guest as server with xroce-perf as client. A run passes when both sides
+# exit 0 and both print the result line with the run's byte and iteration
+# counts (a passive perftest bandwidth server prints the client's report; a
+# passive latency server prints no table, so its remote address is checked).
+# Prints PASS/FAIL per run.
+#
+# Two ways to run it:
+#   sourced by tests/interop/run.sh after its pingpong runs: it reuses that
+#   script's guest, attachment, log dir and helpers, and adds to its
+#   passed/failed counts and failures list;
+#   executed directly: it sets the guest up itself (rxe-peer setup, up 1,
+#   xroce attach), prints "N passed, N failed" and tears everything down
+#   (RXE_PEER_KEEP=1 leaves the guest up).
+#
+# Env: BUILD (default build), RXE_PEER, PERF_ITERS (default 200),
+# GUEST_TIMEOUT (seconds a guest tool may run, default 120).
+
+# Runs NAME: the guest's and our command lines for one test, both directions.
+perftest_run_pair() {
+	local name=$1 guest_args=$2 perf_args=$3 size=$4 kind=$5
+	perftest_one "$name" xroce-server "$guest_args" "$perf_args" "$size" "$kind"
+	perftest_one "$name" guest-server "$guest_args" "$perf_args" "$size" "$kind"
+}
+
+# The result line of a run: "SIZE ITERS ..." as perftest prints it.
+perftest_result_ok() {
+	grep -Eq "^ $2 +$PERF_ITERS +[0-9]" "$1"
+}
+
+# perftest_check LOG SIZE KIND ROLE: does this side's output show the run?
+# ROLE is server or client; a passive latency server (read_lat, atomic_lat)
+# prints no table, only the addresses of both sides.
+perftest_check() {
+	local log=$1 size=$2 kind=$3 role=$4
+	case "$kind:$role" in
+	passive-lat:server) grep -q "remote address:" "$log" ;;
+	*) perftest_result_ok "$log" "$size" ;;
+	esac
+}
+
+perftest_wait_listening() {
+	local pid=$1 _
+	for _ in $(seq 1 100); do
+		perftest_in_host ss -Hltn 'sport = :18515' | grep -q . && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
+perftest_in_host() {
+	nsenter --net="/var/run/netns/$PERF_HOST_NS" "$@"
+}
+
+# perftest_one NAME DIRECTION GUEST_ARGS PERF_ARGS SIZE KIND
+perftest_one() {
+	local name=$1 dir=$2 guest_args=$3 perf_args=$4 size=$5 kind=$6
+	local label="$name $dir" tag="perftest-${name// /_}-$dir" id why=""
+	local host_log guest_log host_status=0 guest_status=0 pid host_role guest_role
+	host_log=$PERF_LOGDIR/$tag.xroce.log
+	guest_log=$PERF_LOGDIR/$tag.rxe.log
+	local guest_cmd="timeout $GUEST_TIMEOUT ib_$guest_args -x 1 -F -n $PERF_ITERS"
+	# shellcheck disable=SC2206 # the options are meant to be split into words
+	local perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_BIN" $perf_args -d "$PERF_HOST_IF"
+		-x 1 -F -n "$PERF_ITERS")
+
+	if [ "$dir" = xroce-server ]; then
+		host_role=server guest_role=client
+		perftest_in_host "${perf_cmd[@]}" >"$host_log" 2>&1 &
+		pid=$!
+		if ! perftest_wait_listening "$pid"; then
+			kill "$pid" 2>/dev/null
+			wait "$pid" || host_status=$?
+			why="xroce-perf did not listen on port 18515 (exit $host_status)"
+			echo "(not started)" >"$guest_log"
+		else
+			id=$("$RXE_PEER" start "$PERF_GUEST" "$guest_cmd $PERF_HOST_IP") ||
+				why="rxe-peer start failed"
+			if [ -n "$id" ]; then
+				"$RXE_PEER" wait "$PERF_GUEST" "$id" $((GUEST_TIMEOUT + 30)) \
+					>"$guest_log" 2>&1 || guest_status=$?
+			fi
+			wait "$pid" || host_status=$?
+		fi
+	else
+		host_role=client guest_role=server
+		id=$("$RXE_PEER" start "$PERF_GUEST" "$guest_cmd") || why="rxe-peer start failed"
+		if [ -n "$id" ]; then
+			# The guest needs 2-3 s to listen; xroce-perf also retries a refused connect.
+			sleep 2
+			perftest_in_host "${perf_cmd[@]}" "$PERF_GUEST_IP" >"$host_log" 2>&1 ||
+				host_status=$?
+			# If we failed before connecting, the guest still waits in accept():
+			# a connection that closes at once makes it give up now.
+			if ! grep -q "remote address:" "$host_log"; then
+				perftest_in_host timeout 5 bash -c \
+					"exec 3<>/dev/tcp/$PERF_GUEST_IP/18515" 2>/dev/null
+			fi
+			"$RXE_PEER" wait "$PERF_GUEST" "$id" $((GUEST_TIMEOUT + 30)) \
+				>"$guest_log" 2>&1 || guest_status=$?
+		fi
+	fi
+
+	if [ -z "$why" ]; then
+		if [ "$host_status" -ne 0 ] || [ "$guest_status" -ne 0 ]; then
+			why="xroce-perf exit $host_status, perftest exit $guest_status"
+		elif ! perftest_check "$host_log" "$size" "$kind" "$host_role"; then
+			why="xroce-perf printed no result line for $size bytes x $PERF_ITERS"
+		elif ! perftest_check "$guest_log" "$size" "$kind" "$guest_role"; then
+			why="perftest printed no result line for $size bytes x $PERF_ITERS"
+		fi
+	fi
+	if [ -z "$why" ]; then
+		passed=$((passed + 1))
+		printf 'PASS %-34s %s\n' "$label" \
+			"$(grep -hE "^ $size +$PERF_ITERS +[0-9]" "$host_log" "$guest_log" | head -n1 |
+				tr -s ' \t' ' ')"
+	else
+		failed=$((failed + 1))
+		failures+=("$label")
+		printf 'FAIL %-34s %s\n' "$label" "$why"
+		local log
+		for log in "$host_log" "$guest_log"; do
+			echo "    --- $(basename "$log"):"
+			tail -n 12 "$log" | sed 's/^/    | /'
+		done
+	fi
+}
+
+perftest_main() {
+	PERF_BIN=$(readlink -f "${BUILD:-build}/xroce-perf")
+	PERF_ITERS=${PERF_ITERS:-200}
+	GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
+	PERF_HOST_NS=${RXE_PEER_HOST_NS:-xrhost}
+	PERF_HOST_IF=${RXE_PEER_HOST_IF:-xrhost0}
+	PERF_GUEST=rxeA
+	PERF_GUEST_IP=${RXE_PEER_NET:-10.77.0}.1
+	PERF_HOST_IP=${RXE_PEER_NET:-10.77.0}.100
+	PERF_LOGDIR=${logdir:?}
+	if [ ! -x "$PERF_BIN" ]; then
+		failed=$((failed + 1))
+		failures+=("perftest: xroce-perf missing")
+		echo "FAIL perftest: $PERF_BIN is missing (make all)"
+		return
+	fi
+	echo "perftest against xroce-perf, $PERF_ITERS iterations per run"
+	# NAME  GUEST_ARGS (ib_...)  XROCE_PERF_ARGS  SIZE  KIND
+	perftest_run_pair send_bw "send_bw -s 4096" "send_bw -s 4096" 4096 bw
+	perftest_run_pair write_bw "write_bw -s 4096" "write_bw -s 4096" 4096 bw
+	perftest_run_pair read_bw "read_bw -s 4096" "read_bw -s 4096" 4096 bw
+	perftest_run_pair "atomic_bw CAS" "atomic_bw -A CMP_AND_SWAP" \
+		"atomic_bw -A CMP_AND_SWAP" 8 bw
+	perftest_run_pair "atomic_bw FADD" "atomic_bw -A FETCH_AND_ADD" \
+		"atomic_bw -A FETCH_AND_ADD" 8 bw
+	perftest_run_pair send_lat "send_lat -s 64" "send_lat -s 64" 64 pingpong-lat
+	perftest_run_pair write_lat "write_lat -s 64" "write_lat -s 64" 64 pingpong-lat
+	perftest_run_pair read_lat "read_lat -s 64" "read_lat -s 64" 64 passive-lat
+	perftest_run_pair atomic_lat "atomic_lat" "atomic_lat" 8 passive-lat
+}
+
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+	# Sourced by run.sh: the guest is up and xroce is attached to its host interface.
+	perftest_main
+	return 0
+fi
+
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+RXE_PEER=${RXE_PEER:-/work/shared/rxe-peer/rxe-peer}
+xroce=$(readlink -f "${BUILD:-build}/xroce")
+host_if=${RXE_PEER_HOST_IF:-xrhost0}
+logdir=$(mktemp -d /tmp/xroce-perftest.XXXXXX)
+passed=0
+failed=0
+failures=()
+peer_up=0
+
+perftest_cleanup() {
+	if [ "$peer_up" -eq 1 ] && [ "${RXE_PEER_KEEP:-0}" != 1 ]; then
+		if [ -d "/sys/fs/bpf/xroce/$host_if" ]; then
+			perftest_in_host "$xroce" detach "$host_if" >/dev/null 2>&1 ||
+				echo "perftest: xroce detach $host_if failed" >&2
+		fi
+		"$RXE_PEER" down >"$logdir/down.log" 2>&1 || echo "perftest: rxe-peer down failed" >&2
+	fi
+	echo "logs: $logdir"
+}
+trap perftest_cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() {
+	echo "perftest: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, qemu)"
+[ -x "$RXE_PEER" ] || die "rxe-peer not found at $RXE_PEER (set RXE_PEER)"
+[ -x "$xroce" ] || die "$xroce is missing (make all)"
+PERF_HOST_NS=${RXE_PEER_HOST_NS:-xrhost}
+"$RXE_PEER" setup >"$logdir/setup.log" 2>&1 || die "rxe-peer setup failed, see $logdir/setup.log"
+peer_up=1
+echo "rxe-peer up 1 (the guest boots in 15-25 s)"
+"$RXE_PEER" up 1 >"$logdir/up.log" 2>&1 || die "rxe-peer up 1 failed, see $logdir/up.log"
+if [ ! -d "/sys/fs/bpf/xroce/$host_if" ]; then
+	perftest_in_host "$xroce" attach "$host_if" >"$logdir/attach.log" 2>&1 ||
+		die "xroce attach $host_if failed: $(cat "$logdir/attach.log")"
+fi
+perftest_main
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
