@@ -56,7 +56,8 @@
 #define CANARY 0xc5
 #define GUARD 4096
 #define BIG_SIZE (1u << 20)
-#define BUF_SIZE (2 * GUARD + BIG_SIZE + 64)
+/* A whole number of pages, as aligned_alloc requires. */
+#define BUF_SIZE (3 * GUARD + BIG_SIZE)
 /* Data sits off the page boundary on both sides: nothing may assume alignment. */
 #define TARGET_SKEW 3
 #define LOCAL_SKEW 5
