@@ -62,7 +62,7 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 {
 	uint64_t next = 0;
 
-	for (uint32_t i = 0; i < XR_MAX_QP; i++) {
+	for (uint32_t i = 0; i < core->qp_slots_used; i++) {
 		struct xr_qp_impl *qp = core->qps[i];
 		uint64_t d;
 

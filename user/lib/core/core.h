@@ -215,6 +215,7 @@ struct xr_core {
 	struct xr_qp_entry *xdp_qps; /* shared with XDP, or NULL */
 
 	struct xr_qp_impl *qps[XR_MAX_QP];
+	uint32_t qp_slots_used; /* slots >= this are all free: loops stop there */
 	struct xr_mr *mrs[XR_MAX_MR];
 	uint32_t mr_key_seq;
 	uint32_t pd_seq;

@@ -80,6 +80,8 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->rcq->refs++;
 	pd->refs++;
 	core->qps[slot] = qp;
+	if (slot >= core->qp_slots_used)
+		core->qp_slots_used = slot + 1;
 	xr_xdp_publish_qp(qp);
 	*err = 0;
 	return qp;
@@ -91,6 +93,8 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 
 	xr_xdp_unpublish_qp(qp);
 	core->qps[qp->slot] = NULL;
+	while (core->qp_slots_used && !core->qps[core->qp_slots_used - 1])
+		core->qp_slots_used--;
 	qp->scq->refs--;
 	qp->rcq->refs--;
 	((struct xr_pd *)qp->pub.pd)->refs--;

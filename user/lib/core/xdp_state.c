@@ -83,7 +83,7 @@ void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping)
 {
 	if (!core->xdp_qps)
 		return;
-	for (uint32_t i = 0; i < XR_MAX_QP; i++)
+	for (uint32_t i = 0; i < core->qp_slots_used; i++)
 		if (core->qps[i])
 			__atomic_store_n(&core->xdp_qps[i].engine_sleeping, sleeping,
 					 __ATOMIC_SEQ_CST);
