@@ -646,7 +646,7 @@ static void destroy_resources(struct perf_ctx *ctx)
 		fprintf(stderr, PROG ": couldn't deallocate PD: %s\n", strerror(-ret));
 	if (ctx->dev && (ret = xr_close_device(ctx->dev)))
 		fprintf(stderr, PROG ": couldn't close device: %s\n", strerror(-ret));
-	if (ctx->oob.fd > 0)
+	if (ctx->oob.fd >= 0)
 		close(ctx->oob.fd);
 	free(ctx->buf);
 }
