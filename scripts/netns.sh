@@ -13,6 +13,14 @@
 #                          (default 10.77.0), links up and TX checksum offload
 #                          off on both ends (so frames from local sockets carry
 #                          a complete UDP checksum).
+# netns_middlebox_pair TAG [SUBNET]
+#                          like netns_pair, but A and B are joined through a
+#                          third namespace NETNS_M: VETH_A <-> VETH_MA in M and
+#                          VETH_B <-> VETH_MB in M, for an L2 middlebox
+#                          (tests/e2e/middlebox.c) to bridge. M's ends are up,
+#                          without addresses, with TX checksum offload, GRO and
+#                          GSO off (a bridge through AF_PACKET must see and
+#                          send the frames exactly as they are on the wire).
 # netns_exec NS CMD...     runs CMD in NS's network namespace only: unlike
 #                          `ip netns exec` it keeps /sys/fs/bpf and the pins.
 # netns_cleanup            detaches xroce from every veth created here, removes
@@ -60,6 +68,45 @@ netns_pair() {
 			ip -n "$ns" addr add "$addr/24" dev "$dev" &&
 			ip -n "$ns" link set "$dev" up &&
 			netns_exec "$ns" ethtool -K "$dev" tx off >/dev/null || return 1
+	done
+}
+
+netns_middlebox_pair() {
+	local tag=${1:0:3} subnet=${2:-10.77.0}
+	local id="$$$NETNS_COUNT"
+	NETNS_COUNT=$((NETNS_COUNT + 1))
+	NETNS_A="xroce-$tag-$id-a"
+	NETNS_B="xroce-$tag-$id-b"
+	NETNS_M="xroce-$tag-$id-m"
+	VETH_A="x$tag${id}a"
+	VETH_B="x$tag${id}b"
+	VETH_MA="x$tag${id}ma"
+	VETH_MB="x$tag${id}mb"
+	ADDR_A="$subnet.1"
+	ADDR_B="$subnet.2"
+
+	local ns
+	for ns in "$NETNS_A" "$NETNS_B" "$NETNS_M"; do
+		ip netns add "$ns" || return 1
+		NETNS_CREATED+=("$ns")
+	done
+	ip link add "$VETH_A" netns "$NETNS_A" type veth peer name "$VETH_MA" netns "$NETNS_M" &&
+		ip link add "$VETH_B" netns "$NETNS_B" type veth peer name "$VETH_MB" netns "$NETNS_M" ||
+		return 1
+	NETNS_VETHS+=("$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B")
+
+	local dev addr
+	for ns in "$NETNS_A:$VETH_A:$ADDR_A" "$NETNS_B:$VETH_B:$ADDR_B"; do
+		IFS=: read -r ns dev addr <<<"$ns"
+		ip -n "$ns" link set lo up &&
+			ip -n "$ns" addr add "$addr/24" dev "$dev" &&
+			ip -n "$ns" link set "$dev" up &&
+			netns_exec "$ns" ethtool -K "$dev" tx off >/dev/null || return 1
+	done
+	for dev in "$VETH_MA" "$VETH_MB"; do
+		ip -n "$NETNS_M" link set "$dev" up &&
+			netns_exec "$NETNS_M" ethtool -K "$dev" tx off gro off gso off >/dev/null ||
+			return 1
 	done
 }
 

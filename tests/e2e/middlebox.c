@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * middlebox: an L2 bridge between two interfaces that impairs RoCEv2 frames,
+ * for end-to-end reliability tests (this kernel has no netem).
+ *
+ *   middlebox IF_A IF_B [OPTIONS]
+ *
+ * Every frame received on one interface is sent out of the other through
+ * AF_PACKET. Only UDP/4791 frames are impaired, with a seeded generator per
+ * direction; ARP, TCP and everything else pass untouched, so a test's
+ * out-of-band setup is reliable. Impairment options apply to both directions,
+ * or to one with the prefix a2b- (received on IF_A, sent on IF_B) or b2a-:
+ *
+ *   --loss PCT           drop
+ *   --dup PCT            send twice
+ *   --reorder PCT        hold the frame back until --reorder-gap N (default 3)
+ *                        later frames of its direction have gone, or 2 ms
+ *   --delay-us US        delay every RoCE frame by US microseconds (FIFO)
+ *   --corrupt PCT        flip one random bit after the UDP header (the ICRC fails)
+ *   --drop-atomic-ack N  drop the Nth atomic ACK (1-based; repeatable)
+ *
+ *   --seed N             generator seed (default 1)
+ *   --max-seconds S      exit after S seconds (default 300)
+ *   --no-xdp-pass        do not attach the XDP pass program (see below)
+ *
+ * It observes what the endpoints send before impairing it and counts, per
+ * direction and per destination QP: requests, retransmitted requests (PSN not
+ * beyond the highest seen), sends of the first request PSN, ACKs, NAKs, RNR
+ * NAKs, atomic ACKs. On SIGTERM or SIGINT (or at --max-seconds) it prints the
+ * counters, one "KEY VALUE" list per line, and exits 0:
+ *
+ *   dir a2b frames N roce N dropped N ...
+ *   qp b2a 0x000012 requests N retransmits N first_psn_sends N acks N ...
+ *
+ * xroce's XDP program on an endpoint answers some frames with XDP_TX; a veth
+ * only delivers those when its peer (our interface) has NAPI enabled, which an
+ * XDP program does: a two-instruction XDP_PASS program is attached to both
+ * interfaces for the run. Turn off GRO on them, or TCP segments arrive merged
+ * and are too big to send again.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#define PROG "middlebox"
+#define ROCE_PORT 4791
+
+#define FRAME_MAX 9216
+#define RX_BATCH 64
+#define SOCKET_BUFFER (8 << 20)
+#define DELAY_SLOTS 4096
+#define HOLD_SLOTS 64
+#define HOLD_MAX_NS 2000000ll
+#define MAX_QPS 1024
+#define MAX_ATOMIC_ACK_DROPS 16
+
+#define BTH_SIZE 12
+#define OP_ACK 0x11
+#define OP_ATOMIC_ACK 0x12
+#define AETH_TYPE_MASK 0xe0
+#define AETH_RNR_NAK 0x20
+#define AETH_NAK 0x60
+
+enum dir { A2B, B2A, NDIRS };
+
+static const char *const dir_names[NDIRS] = {"a2b", "b2a"};
+
+struct impairment {
+	double loss, dup, reorder, corrupt; /* probabilities, 0..1 */
+	unsigned int reorder_gap;
+	unsigned int delay_us;
+	unsigned int n_ack_drops;
+	uint64_t ack_drops[MAX_ATOMIC_ACK_DROPS];
+};
+
+struct dir_counters {
+	uint64_t frames, roce, dropped, duplicated, reordered, delayed, corrupted;
+	uint64_t atomic_acks_dropped, send_errors, oversize;
+	uint64_t requests, retransmits, acks, naks, rnr_naks, atomic_acks;
+};
+
+/* What one direction carried to one destination QP, as the sender sent it. */
+struct qp_counters {
+	uint32_t qpn;
+	bool seen_request;
+	uint32_t max_psn, first_psn;
+	uint64_t requests, retransmits, first_psn_sends;
+	uint64_t acks, naks, rnr_naks, atomic_acks;
+};
+
+struct frame {
+	uint16_t len;
+	uint8_t data[FRAME_MAX];
+};
+
+struct delayed {
+	int64_t release_ns;
+	struct frame f;
+};
+
+struct held {
+	bool used;
+	unsigned int frames_left;
+	int64_t deadline_ns;
+	struct frame f;
+};
+
+struct direction {
+	struct impairment imp;
+	struct dir_counters c;
+	struct qp_counters qps[MAX_QPS];
+	unsigned int n_qps;
+	uint64_t rng;
+	int out_fd;
+	/* FIFO: a fixed delay keeps release times in order. */
+	struct delayed *delay_q;
+	unsigned int delay_head, delay_count;
+	struct held *held;
+};
+
+static struct direction dirs[NDIRS];
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static bool chance(struct direction *d, double p)
+{
+	return p > 0 && (double)(next_random(&d->rng) >> 11) * 0x1.0p-53 < p;
+}
+
+/* Offset of the BTH in a RoCEv2 frame (IPv4 or IPv6, UDP port 4791), or 0. */
+static size_t roce_offset(const uint8_t *p, size_t len)
+{
+	uint16_t ethertype;
+	size_t l4;
+
+	if (len < ETH_HLEN)
+		return 0;
+	ethertype = (uint16_t)(p[12] << 8 | p[13]);
+	if (ethertype == ETH_P_IP) {
+		size_t ihl;
+
+		if (len < ETH_HLEN + 20)
+			return 0;
+		ihl = (size_t)(p[ETH_HLEN] & 0x0f) * 4;
+		/* Fragments (offset or MF set) are not RoCE frames xroce sends. */
+		if (p[ETH_HLEN + 9] != IPPROTO_UDP || ihl < 20 || (p[ETH_HLEN + 6] & 0x3f) ||
+		    p[ETH_HLEN + 7])
+			return 0;
+		l4 = ETH_HLEN + ihl;
+	} else if (ethertype == ETH_P_IPV6) {
+		if (len < ETH_HLEN + 40 || p[ETH_HLEN + 6] != IPPROTO_UDP)
+			return 0;
+		l4 = ETH_HLEN + 40;
+	} else {
+		return 0;
+	}
+	if (len < l4 + 8 + BTH_SIZE || (p[l4 + 2] << 8 | p[l4 + 3]) != ROCE_PORT)
+		return 0;
+	return l4 + 8;
+}
+
+static bool is_request(uint8_t opcode)
+{
+	return opcode <= 0x0c || opcode == 0x13 || opcode == 0x14 || opcode == 0x16 ||
+	       opcode == 0x17 || opcode >= 0xc0;
+}
+
+static struct qp_counters *qp_of(struct direction *d, uint32_t qpn)
+{
+	for (unsigned int i = 0; i < d->n_qps; i++)
+		if (d->qps[i].qpn == qpn)
+			return &d->qps[i];
+	if (d->n_qps == MAX_QPS)
+		return NULL;
+	d->qps[d->n_qps] = (struct qp_counters){.qpn = qpn};
+	return &d->qps[d->n_qps++];
+}
+
+/* Counts what the sender sent: a request whose PSN is not new is a retransmission. */
+static void observe(struct direction *d, const uint8_t *bth, size_t bth_len)
+{
+	uint8_t opcode = bth[0];
+	uint32_t qpn = (uint32_t)(bth[5] << 16 | bth[6] << 8 | bth[7]);
+	uint32_t psn = (uint32_t)(bth[9] << 16 | bth[10] << 8 | bth[11]);
+	struct qp_counters *q = qp_of(d, qpn);
+	struct qp_counters spare;
+
+	if (!q)
+		q = &spare;
+	if (is_request(opcode)) {
+		d->c.requests++;
+		q->requests++;
+		if (!q->seen_request) {
+			q->seen_request = true;
+			q->first_psn = psn;
+			q->max_psn = psn;
+		} else if ((int32_t)((psn - q->max_psn) << 8) <= 0) {
+			d->c.retransmits++;
+			q->retransmits++;
+		} else {
+			q->max_psn = psn;
+		}
+		if (psn == q->first_psn)
+			q->first_psn_sends++;
+		return;
+	}
+	if (opcode == OP_ATOMIC_ACK) {
+		d->c.atomic_acks++;
+		q->atomic_acks++;
+	}
+	if (opcode != OP_ACK || bth_len < BTH_SIZE + 4)
+		return;
+	switch (bth[BTH_SIZE] & AETH_TYPE_MASK) {
+	case AETH_RNR_NAK:
+		d->c.rnr_naks++;
+		q->rnr_naks++;
+		break;
+	case AETH_NAK:
+		d->c.naks++;
+		q->naks++;
+		break;
+	default:
+		d->c.acks++;
+		q->acks++;
+	}
+}
+
+static void transmit(struct direction *d, const struct frame *f)
+{
+	if (send(d->out_fd, f->data, f->len, 0) < 0)
+		d->c.send_errors++;
+}
+
+/* After any hold: a fixed delay, or straight out. */
+static void output(struct direction *d, const struct frame *f, int64_t now)
+{
+	struct delayed *slot;
+
+	if (!d->imp.delay_us) {
+		transmit(d, f);
+		return;
+	}
+	if (d->delay_count == DELAY_SLOTS) {
+		/* Never reached at test rates; a full queue behaves as loss. */
+		d->c.dropped++;
+		return;
+	}
+	slot = &d->delay_q[(d->delay_head + d->delay_count++) % DELAY_SLOTS];
+	slot->release_ns = now + (int64_t)d->imp.delay_us * 1000;
+	slot->f.len = f->len;
+	memcpy(slot->f.data, f->data, f->len);
+	d->c.delayed++;
+}
+
+static bool hold(struct direction *d, const struct frame *f, int64_t now)
+{
+	for (int i = 0; i < HOLD_SLOTS; i++) {
+		struct held *h = &d->held[i];
+
+		if (h->used)
+			continue;
+		h->used = true;
+		h->frames_left = d->imp.reorder_gap;
+		h->deadline_ns = now + HOLD_MAX_NS;
+		h->f.len = f->len;
+		memcpy(h->f.data, f->data, f->len);
+		return true;
+	}
+	return false;
+}
+
+/* One frame of the direction went out: held frames move one step closer. */
+static void count_down_held(struct direction *d, int64_t now)
+{
+	for (int i = 0; i < HOLD_SLOTS; i++) {
+		struct held *h = &d->held[i];
+
+		if (h->used && --h->frames_left == 0) {
+			h->used = false;
+			output(d, &h->f, now);
+		}
+	}
+}
+
+static void release_due(struct direction *d, int64_t now)
+{
+	for (int i = 0; i < HOLD_SLOTS; i++) {
+		struct held *h = &d->held[i];
+
+		if (h->used && h->deadline_ns <= now) {
+			h->used = false;
+			output(d, &h->f, now);
+		}
+	}
+	while (d->delay_count && d->delay_q[d->delay_head].release_ns <= now) {
+		transmit(d, &d->delay_q[d->delay_head].f);
+		d->delay_head = (d->delay_head + 1) % DELAY_SLOTS;
+		d->delay_count--;
+	}
+}
+
+static int64_t next_deadline(const struct direction *d, int64_t until)
+{
+	for (int i = 0; i < HOLD_SLOTS; i++)
+		if (d->held[i].used && d->held[i].deadline_ns < until)
+			until = d->held[i].deadline_ns;
+	if (d->delay_count && d->delay_q[d->delay_head].release_ns < until)
+		until = d->delay_q[d->delay_head].release_ns;
+	return until;
+}
+
+static bool drop_this_atomic_ack(struct direction *d)
+{
+	for (unsigned int i = 0; i < d->imp.n_ack_drops; i++)
+		if (d->imp.ack_drops[i] == d->c.atomic_acks)
+			return true;
+	return false;
+}
+
+static void process(struct direction *d, struct frame *f, int64_t now)
+{
+	size_t bth = roce_offset(f->data, f->len);
+	int copies = 1;
+
+	d->c.frames++;
+	if (!bth) {
+		transmit(d, f);
+		return;
+	}
+	d->c.roce++;
+	observe(d, f->data + bth, f->len - bth);
+	if (f->data[bth] == OP_ATOMIC_ACK && drop_this_atomic_ack(d)) {
+		d->c.atomic_acks_dropped++;
+		return;
+	}
+	if (chance(d, d->imp.loss)) {
+		d->c.dropped++;
+		return;
+	}
+	if (chance(d, d->imp.corrupt)) {
+		uint64_t bit = next_random(&d->rng) % ((f->len - bth) * 8);
+
+		f->data[bth + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		d->c.corrupted++;
+	}
+	if (chance(d, d->imp.dup)) {
+		copies = 2;
+		d->c.duplicated++;
+	}
+	if (chance(d, d->imp.reorder) && hold(d, f, now)) {
+		d->c.reordered++;
+		return;
+	}
+	for (int i = 0; i < copies; i++) {
+		output(d, f, now);
+		count_down_held(d, now);
+	}
+}
+
+static int open_packet_socket(const char *ifname, int *ifindex)
+{
+	struct sockaddr_ll addr = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	int one = 1, size = SOCKET_BUFFER;
+	int fd;
+
+	*ifindex = (int)if_nametoindex(ifname);
+	if (!*ifindex) {
+		fprintf(stderr, PROG ": no interface %s\n", ifname);
+		return -1;
+	}
+	addr.sll_ifindex = *ifindex;
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	if (fd < 0) {
+		fprintf(stderr, PROG ": AF_PACKET socket: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Our own transmissions on this interface must not come back as input. */
+	if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		fprintf(stderr, PROG ": binding to %s: %s\n", ifname, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
+	return fd;
+}
+
+static int attach_xdp_pass(int ifindex, const char *ifname)
+{
+	static const struct bpf_insn pass[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	static int prog_fd = -1;
+	int ret;
+
+	if (prog_fd < 0) {
+		prog_fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "mb_pass", "GPL", pass, 2, NULL);
+		if (prog_fd < 0) {
+			fprintf(stderr, PROG ": loading the XDP pass program: %s\n",
+				strerror(-prog_fd));
+			return -1;
+		}
+	}
+	ret = bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_DRV_MODE, NULL);
+	if (ret) {
+		fprintf(stderr, PROG ": attaching XDP to %s: %s\n", ifname, strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
+{
+	printf(PROG ": seed %" PRIu64 ", ran %.3f s\n", seed, elapsed);
+	for (int i = 0; i < NDIRS; i++) {
+		const struct dir_counters *c = &dirs[i].c;
+		struct tpacket_stats st = {0};
+		socklen_t len = sizeof(st);
+
+		/* Frames the kernel dropped before we read them: losses nobody asked for. */
+		getsockopt(fds[i], SOL_PACKET, PACKET_STATISTICS, &st, &len);
+		printf("dir %s frames %" PRIu64 " roce %" PRIu64 " dropped %" PRIu64
+		       " duplicated %" PRIu64 " reordered %" PRIu64 " delayed %" PRIu64
+		       " corrupted %" PRIu64 " atomic_acks_dropped %" PRIu64 " requests %" PRIu64
+		       " retransmits %" PRIu64 " acks %" PRIu64 " naks %" PRIu64
+		       " rnr_naks %" PRIu64 " atomic_acks %" PRIu64 " send_errors %" PRIu64
+		       " oversize %" PRIu64 " socket_drops %u\n",
+		       dir_names[i], c->frames, c->roce, c->dropped, c->duplicated, c->reordered,
+		       c->delayed, c->corrupted, c->atomic_acks_dropped, c->requests,
+		       c->retransmits, c->acks, c->naks, c->rnr_naks, c->atomic_acks,
+		       c->send_errors, c->oversize, st.tp_drops);
+	}
+	for (int i = 0; i < NDIRS; i++)
+		for (unsigned int k = 0; k < dirs[i].n_qps; k++) {
+			const struct qp_counters *q = &dirs[i].qps[k];
+
+			printf("qp %s 0x%06x requests %" PRIu64 " retransmits %" PRIu64
+			       " first_psn_sends %" PRIu64 " acks %" PRIu64 " naks %" PRIu64
+			       " rnr_naks %" PRIu64 " atomic_acks %" PRIu64 "\n",
+			       dir_names[i], q->qpn, q->requests, q->retransmits,
+			       q->first_psn_sends, q->acks, q->naks, q->rnr_naks, q->atomic_acks);
+		}
+	fflush(stdout);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: " PROG " IF_A IF_B [--seed N] [--max-seconds S] [--no-xdp-pass]\n"
+		"       [[a2b-|b2a-]--loss PCT] [--dup PCT] [--reorder PCT] [--reorder-gap N]\n"
+		"       [--delay-us US] [--corrupt PCT] [--drop-atomic-ack N]...\n"
+		"       (a2b-/b2a- after the dashes, e.g. --b2a-loss 5, limits to one "
+		"direction)\n");
+}
+
+static bool parse_number(const char *s, double max, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return !errno && end != s && !*end && *out >= 0 && *out <= max;
+}
+
+/* Applies "--[a2b-|b2a-]NAME VALUE" to the selected directions; false when invalid. */
+static bool parse_impairment(const char *opt, const char *value)
+{
+	int first = A2B, last = B2A;
+	double v;
+
+	if (!strncmp(opt, "a2b-", 4) || !strncmp(opt, "b2a-", 4)) {
+		first = last = opt[0] == 'a' ? A2B : B2A;
+		opt += 4;
+	}
+	for (int i = first; i <= last; i++) {
+		struct impairment *imp = &dirs[i].imp;
+
+		if (!strcmp(opt, "loss") && parse_number(value, 100, &v))
+			imp->loss = v / 100;
+		else if (!strcmp(opt, "dup") && parse_number(value, 100, &v))
+			imp->dup = v / 100;
+		else if (!strcmp(opt, "reorder") && parse_number(value, 100, &v))
+			imp->reorder = v / 100;
+		else if (!strcmp(opt, "corrupt") && parse_number(value, 100, &v))
+			imp->corrupt = v / 100;
+		else if (!strcmp(opt, "reorder-gap") && parse_number(value, 1000, &v) && v >= 1)
+			imp->reorder_gap = (unsigned int)v;
+		else if (!strcmp(opt, "delay-us") && parse_number(value, 1e6, &v))
+			imp->delay_us = (unsigned int)v;
+		else if (!strcmp(opt, "drop-atomic-ack") && parse_number(value, 1e12, &v) &&
+			 v >= 1 && imp->n_ack_drops < MAX_ATOMIC_ACK_DROPS)
+			imp->ack_drops[imp->n_ack_drops++] = (uint64_t)v;
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Receives what is waiting on fd (a bounded batch) and passes it on. */
+static void drain(int fd, struct direction *d, struct frame *f)
+{
+	for (int i = 0; i < RX_BATCH; i++) {
+		struct sockaddr_ll from;
+		socklen_t from_len = sizeof(from);
+		ssize_t n = recvfrom(fd, f->data, sizeof(f->data), MSG_TRUNC,
+				     (struct sockaddr *)&from, &from_len);
+
+		if (n < 0)
+			return;
+		if (from.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		if ((size_t)n > sizeof(f->data)) {
+			d->c.oversize++;
+			continue;
+		}
+		f->len = (uint16_t)n;
+		process(d, f, now_ns());
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigset_t blocked, during_poll;
+	int ifindex[NDIRS], fds[NDIRS];
+	bool xdp_pass = true;
+	uint64_t seed = 1;
+	double max_seconds = 300, v;
+	int64_t start, end;
+	static struct frame rx;
+
+	if (argc < 3) {
+		usage();
+		return 2;
+	}
+	for (int i = 0; i < NDIRS; i++)
+		dirs[i].imp.reorder_gap = 3;
+	for (int i = 3; i < argc; i++) {
+		const char *opt = argv[i];
+
+		if (!strcmp(opt, "--no-xdp-pass")) {
+			xdp_pass = false;
+			continue;
+		}
+		if (strncmp(opt, "--", 2) || i + 1 == argc) {
+			usage();
+			return 2;
+		}
+		opt += 2;
+		if (!strcmp(opt, "seed") && parse_number(argv[i + 1], 1e18, &v))
+			seed = (uint64_t)v;
+		else if (!strcmp(opt, "max-seconds") && parse_number(argv[i + 1], 86400, &v) &&
+			 v > 0)
+			max_seconds = v;
+		else if (!parse_impairment(opt, argv[i + 1])) {
+			fprintf(stderr, PROG ": bad option or value: %s %s\n", argv[i],
+				argv[i + 1]);
+			return 2;
+		}
+		i++;
+	}
+	for (int i = 0; i < NDIRS; i++) {
+		dirs[i].rng = (seed + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(i + 1) << 56;
+		dirs[i].delay_q = calloc(DELAY_SLOTS, sizeof(*dirs[i].delay_q));
+		dirs[i].held = calloc(HOLD_SLOTS, sizeof(*dirs[i].held));
+		if (!dirs[i].delay_q || !dirs[i].held) {
+			fprintf(stderr, PROG ": out of memory\n");
+			return 1;
+		}
+		fds[i] = open_packet_socket(argv[1 + i], &ifindex[i]);
+		if (fds[i] < 0)
+			return 1;
+	}
+	dirs[A2B].out_fd = fds[B2A];
+	dirs[B2A].out_fd = fds[A2B];
+	/* The signals are only let in while waiting, so none is missed between check and wait. */
+	sigemptyset(&blocked);
+	sigaddset(&blocked, SIGTERM);
+	sigaddset(&blocked, SIGINT);
+	sigprocmask(SIG_BLOCK, &blocked, &during_poll);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	if (xdp_pass &&
+	    (attach_xdp_pass(ifindex[A2B], argv[1]) || attach_xdp_pass(ifindex[B2A], argv[2])))
+		return 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf(PROG ": forwarding %s <-> %s\n", argv[1], argv[2]);
+
+	start = now_ns();
+	end = start + (int64_t)(max_seconds * 1e9);
+	while (!stop) {
+		struct pollfd pfds[NDIRS] = {{.fd = fds[A2B], .events = POLLIN},
+					     {.fd = fds[B2A], .events = POLLIN}};
+		int64_t now = now_ns(), wake = end;
+		struct timespec timeout;
+
+		if (now >= end)
+			break;
+		for (int i = 0; i < NDIRS; i++)
+			wake = next_deadline(&dirs[i], wake);
+		wake = wake > now ? wake - now : 0;
+		timeout =
+		    (struct timespec){.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000};
+		if (ppoll(pfds, NDIRS, &timeout, &during_poll) < 0 && errno != EINTR) {
+			fprintf(stderr, PROG ": poll: %s\n", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < NDIRS; i++)
+			if (pfds[i].revents & POLLIN)
+				drain(fds[i], &dirs[i], &rx);
+		now = now_ns();
+		for (int i = 0; i < NDIRS; i++)
+			release_due(&dirs[i], now);
+	}
+	if (xdp_pass) {
+		bpf_xdp_detach(ifindex[A2B], XDP_FLAGS_DRV_MODE, NULL);
+		bpf_xdp_detach(ifindex[B2A], XDP_FLAGS_DRV_MODE, NULL);
+	}
+	print_counters(fds, (double)(now_ns() - start) / 1e9, seed);
+	return 0;
+}
