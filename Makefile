@@ -32,7 +32,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 ARCH_INC := -I/usr/include/$(shell uname -m)-linux-gnu
-BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Iinclude $(ARCH_INC)
+BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Werror -Iinclude $(ARCH_INC)
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))

@@ -5,7 +5,14 @@
  * (each reason counted), and steers the rest to the AF_XDP socket of the rx
  * queue. The engine in userspace trusts what arrives on its socket to have
  * complete headers for its opcode, so every check here is a bound it relies on.
+ *
+ * Two fast paths spare the engine work it would only repeat (the contract is
+ * in xroce/xdp_shared.h): plain ACKs are absorbed into the QP's entry, and
+ * duplicate SEND/WRITE requests are answered with an ACK sent back by XDP_TX.
+ * Both verify the ICRC of what they consume; anything they are unsure about
+ * goes to the engine as before.
  */
+#include <stdbool.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -17,9 +24,33 @@
 
 #include "xroce/wire.h"
 #include "xroce/xdp_shared.h"
+#include "xroce/xroce.h"
+#include "icrc.h"
 
 /* IPv4 frag_off bits that mark a fragment: MF and the fragment offset. */
 #define IPV4_FRAGMENT_MASK 0x3fff
+#define IPV4_DONT_FRAGMENT 0x4000
+
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+
+/* An RC ACK: BTH, AETH and ICRC after the UDP header, nothing else. */
+#define ACK_UDP_LEN (sizeof(struct udphdr) + XR_BTH_SIZE + XR_AETH_SIZE + XR_ICRC_SIZE)
+#define ACK_FRAME_LEN (XR_FAST_UDP_OFF + ACK_UDP_LEN)
+#define ACK_ICRC_OFF (ACK_FRAME_LEN - XR_ICRC_SIZE)
+
+/*
+ * Compare-and-swap attempts on xdp_ack before the ACK goes to the engine
+ * instead: only another CPU absorbing an ACK of the same QP competes.
+ */
+#define ACK_CAS_TRIES 8
+
+/* How far behind the committed PSN XDP still recognises a duplicate. */
+#define DUP_WINDOW (1 << 22)
+
+/* A fast path declined the frame: steer it to the engine as usual. */
+#define FAST_PATH_DECLINED -1
+/* An ACK the engine must see because it sleeps: steer it there and count it. */
+#define FAST_PATH_WAKE_ENGINE -2
 
 struct vlan_tag {
 	__be16 tci;
@@ -121,6 +152,237 @@ static __always_inline struct udphdr *find_roce_udp(void *data, void *data_end,
 	return udp;
 }
 
+/* Untagged IPv4 without options: the only layout the fast paths handle. */
+static __always_inline bool fast_path_layout(void *data, void *data_end, struct udphdr *udp)
+{
+	struct ethhdr *eth = data;
+
+	if ((void *)(eth + 1) > data_end)
+		return false;
+	return eth->h_proto == bpf_htons(ETH_P_IP) && (void *)udp == data + XR_FAST_UDP_OFF;
+}
+
+/* Whether the ICRC stored at icrc_off matches the frame. */
+static __always_inline bool icrc_ok(struct xdp_md *ctx, __u32 icrc_off)
+{
+	__s64 crc = xr_icrc_ipv4(ctx, icrc_off);
+	__u8 stored[XR_ICRC_SIZE];
+
+	if (crc < 0 || bpf_xdp_load_bytes(ctx, icrc_off, stored, sizeof(stored)))
+		return false;
+	/* Stored little-endian, whatever the host. */
+	return (__u32)crc ==
+	       (stored[0] | stored[1] << 8 | stored[2] << 16 | (__u32)stored[3] << 24);
+}
+
+enum ack_progress {
+	ACK_ADVANCED, /* xdp_ack moved up to this ACK */
+	ACK_OLD,      /* at or behind xdp_ack: nothing new */
+	ACK_UNSENT,   /* acknowledges a PSN never sent */
+	ACK_CONTENDED,
+};
+
+/* Moves xdp_ack up to psn, never backwards; msn travels with it. */
+static __always_inline enum ack_progress advance_xdp_ack(struct xr_qp_entry *qp, __u32 psn,
+							 __u32 msn)
+{
+	__u32 next_psn = READ_ONCE(qp->req_next_psn);
+	__u64 want = xr_pack_psn_msn(psn, msn);
+	int tries;
+
+	for (tries = 0; tries < ACK_CAS_TRIES; tries++) {
+		__u64 seen = READ_ONCE(qp->xdp_ack);
+		__u32 acked = seen & XR_PSN_MASK;
+		__u32 ahead = (psn - acked) & XR_PSN_MASK;
+
+		if (xr_psn_diff(psn, acked) <= 0)
+			return ACK_OLD;
+		if (ahead >= ((next_psn - acked) & XR_PSN_MASK))
+			return ACK_UNSENT;
+		if (__sync_val_compare_and_swap(&qp->xdp_ack, seen, want) == seen)
+			return ACK_ADVANCED;
+	}
+	return ACK_CONTENDED;
+}
+
+/*
+ * A plain ACK for a requester: absorbed into xdp_ack and dropped, unless the
+ * engine sleeps (then it goes to the socket to wake it) or it is not
+ * plainly in the window. xdp_ack advances in either case, so that it keeps
+ * up with the ACKs a sleeping engine receives itself.
+ */
+static __always_inline int absorb_ack(struct xdp_md *ctx, struct xr_qp_entry *qp,
+				      struct xr_bth *bth, __u32 udp_len,
+				      struct xr_xdp_stats *counters)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xr_aeth *aeth = (void *)(bth + 1);
+	__u32 psn, smsn;
+
+	if (bth->opcode != XR_OP_RC_ACK || udp_len != ACK_UDP_LEN)
+		return FAST_PATH_DECLINED;
+	if ((void *)(aeth + 1) > data_end)
+		return FAST_PATH_DECLINED;
+	smsn = bpf_ntohl(aeth->smsn);
+	/* NAKs and RNR NAKs change what the requester does: the engine's. */
+	if (((smsn >> 24) & XR_AETH_TYPE_MASK) != XR_AETH_ACK)
+		return FAST_PATH_DECLINED;
+	psn = bpf_ntohl(bth->apsn) & XR_PSN_MASK;
+
+	if (!icrc_ok(ctx, ACK_ICRC_OFF)) {
+		counters->drop_bad_icrc++;
+		return XDP_DROP;
+	}
+	switch (advance_xdp_ack(qp, psn, smsn & XR_PSN_MASK)) {
+	case ACK_ADVANCED:
+		/* Read after the advance: a sleeping engine must not miss it. */
+		if (READ_ONCE(qp->engine_sleeping))
+			return FAST_PATH_WAKE_ENGINE;
+		break;
+	case ACK_OLD:
+		break;
+	default:
+		return FAST_PATH_DECLINED;
+	}
+	counters->acks_absorbed++;
+	__sync_fetch_and_add(&qp->acks_absorbed, 1);
+	return XDP_DROP;
+}
+
+static __always_inline __u16 ipv4_header_checksum(struct iphdr *ip)
+{
+	__u16 *words = (void *)ip;
+	__u32 sum = 0;
+	int i;
+
+	for (i = 0; i < (int)sizeof(*ip) / 2; i++)
+		sum += words[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum += sum >> 16;
+	return ~sum;
+}
+
+/*
+ * A SEND or WRITE request behind the committed expected PSN was placed
+ * already; the requester lost our ACK. Turn the frame into the ACK the spec
+ * requires (PSN committed - 1, the committed MSN) and send it back.
+ * READs and atomics need their saved responses: those stay the engine's.
+ */
+static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_entry *qp,
+					    struct xr_bth *bth, __u32 opflags, __u32 udp_len,
+					    struct xr_xdp_stats *counters)
+{
+	__u8 peer_mac[ETH_ALEN], our_mac[ETH_ALEN];
+	__u32 icrc_off = XR_FAST_UDP_OFF + udp_len - XR_ICRC_SIZE;
+	__u32 epsn, msn, peer_ip, our_ip;
+	__u64 committed;
+	struct ethhdr *eth;
+	struct udphdr *udp;
+	struct iphdr *ip;
+	struct xr_aeth *aeth;
+	__s64 crc;
+	__u8 tos, *icrc;
+	__s32 behind;
+	void *data, *data_end;
+
+	if (xr_opcode_transport(bth->opcode) != XR_TRANSPORT_RC ||
+	    !(opflags & (XR_OPF_SEND | XR_OPF_WRITE)))
+		return FAST_PATH_DECLINED;
+	/* One load: the PSN and the MSN must describe the same moment. */
+	committed = READ_ONCE(qp->committed);
+	epsn = committed & XR_PSN_MASK;
+	msn = (committed >> 32) & XR_PSN_MASK;
+	behind = xr_psn_diff(bpf_ntohl(bth->apsn) & XR_PSN_MASK, epsn);
+	if (behind >= 0 || behind < -DUP_WINDOW)
+		return FAST_PATH_DECLINED;
+	if (icrc_off > XR_ICRC_MAX_FRAME - XR_ICRC_SIZE)
+		return FAST_PATH_DECLINED;
+	if (!icrc_ok(ctx, icrc_off)) {
+		counters->drop_bad_icrc++;
+		return XDP_DROP;
+	}
+
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	ip = data + XR_FAST_IP_OFF;
+	if ((void *)(ip + 1) > data_end)
+		return FAST_PATH_DECLINED;
+	__builtin_memcpy(our_mac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(peer_mac, eth->h_source, ETH_ALEN);
+	our_ip = ip->daddr;
+	peer_ip = ip->saddr;
+	/* Keep the request's DSCP; its ECN marks were for that frame alone. */
+	tos = ip->tos & ~0x3;
+
+	if (bpf_xdp_adjust_tail(ctx, (int)ACK_FRAME_LEN - (int)(data_end - data)))
+		return FAST_PATH_DECLINED;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (data + ACK_FRAME_LEN > data_end)
+		return XDP_ABORTED; /* the kernel just sized it so */
+	eth = data;
+	ip = data + XR_FAST_IP_OFF;
+	udp = data + XR_FAST_UDP_OFF;
+	bth = data + XR_FAST_BTH_OFF;
+	aeth = data + XR_FAST_EXT_OFF;
+	icrc = data + ACK_ICRC_OFF;
+
+	__builtin_memcpy(eth->h_dest, peer_mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, our_mac, ETH_ALEN);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = tos;
+	ip->tot_len = bpf_htons(sizeof(*ip) + ACK_UDP_LEN);
+	ip->frag_off = bpf_htons(IPV4_DONT_FRAGMENT);
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->saddr = our_ip;
+	ip->daddr = peer_ip;
+	ip->check = 0;
+	ip->check = ipv4_header_checksum(ip);
+	udp->source = bpf_htons(READ_ONCE(qp->udp_sport));
+	udp->dest = bpf_htons(XR_ROCEV2_UDP_PORT);
+	udp->len = bpf_htons(ACK_UDP_LEN);
+	udp->check = 0;
+	bth->opcode = XR_OP_RC_ACK;
+	bth->flags = 0;
+	bth->pkey = bpf_htons(XR_DEFAULT_PKEY);
+	bth->qpn = bpf_htonl(READ_ONCE(qp->dest_qpn) & XR_QPN_MASK);
+	bth->apsn = bpf_htonl(xr_psn_add(epsn, XR_PSN_MASK));
+	aeth->smsn = bpf_htonl((__u32)XR_AETH_ACK_UNLIMITED << 24 | msn);
+
+	crc = xr_icrc_ipv4(ctx, ACK_ICRC_OFF);
+	if (crc < 0)
+		return XDP_ABORTED; /* a 62-byte frame always has an ICRC */
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	icrc = data + ACK_ICRC_OFF;
+	if ((void *)(icrc + XR_ICRC_SIZE) > data_end)
+		return XDP_ABORTED;
+	icrc[0] = crc;
+	icrc[1] = crc >> 8;
+	icrc[2] = crc >> 16;
+	icrc[3] = crc >> 24;
+
+	counters->dups_answered++;
+	__sync_fetch_and_add(&qp->dups_answered, 1);
+	return XDP_TX;
+}
+
+/* Hands a frame to the AF_XDP socket of its rx queue. */
+static __always_inline int steer_to_engine(struct xdp_md *ctx, struct xr_qp_entry *qp,
+					   struct xr_xdp_stats *counters)
+{
+	if (bpf_redirect_map(&xsk_map, ctx->rx_queue_index, XDP_DROP) != XDP_REDIRECT) {
+		counters->drop_no_socket++;
+		return XDP_DROP;
+	}
+	counters->redirected++;
+	__sync_fetch_and_add(&qp->rx_frames, 1);
+	return XDP_REDIRECT;
+}
+
 SEC("xdp")
 int xroce_xdp(struct xdp_md *ctx)
 {
@@ -133,6 +395,7 @@ int xroce_xdp(struct xdp_md *ctx)
 	struct xr_bth *bth;
 	__u32 ip_payload_len = 0, udp_len, slot, zero = 0;
 	__u32 pad;
+	__u16 fast_path;
 
 	counters = bpf_map_lookup_elem(&stats, &zero);
 	if (!counters)
@@ -184,13 +447,24 @@ int xroce_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 
-	if (bpf_redirect_map(&xsk_map, ctx->rx_queue_index, XDP_DROP) != XDP_REDIRECT) {
-		counters->drop_no_socket++;
-		return XDP_DROP;
+	fast_path = READ_ONCE(qp->fast_path);
+	if (fast_path && qp->qp_type == XR_QPT_RC && fast_path_layout(data, data_end, udp)) {
+		int action = FAST_PATH_DECLINED;
+
+		if (fast_path & XR_XDP_FAST_ACK)
+			action = absorb_ack(ctx, qp, bth, udp_len, counters);
+		if (action == FAST_PATH_DECLINED && (fast_path & XR_XDP_FAST_DUP))
+			action = answer_duplicate(ctx, qp, bth, info.flags, udp_len, counters);
+		if (action == FAST_PATH_WAKE_ENGINE) {
+			action = steer_to_engine(ctx, qp, counters);
+			if (action == XDP_REDIRECT)
+				counters->acks_to_engine++;
+			return action;
+		}
+		if (action != FAST_PATH_DECLINED)
+			return action;
 	}
-	counters->redirected++;
-	__sync_fetch_and_add(&qp->rx_frames, 1);
-	return XDP_REDIRECT;
+	return steer_to_engine(ctx, qp, counters);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The XDP fast paths under BPF_PROG_TEST_RUN (no attach): plain ACKs
+ * absorbed into the QP entry, duplicate SEND/WRITE requests answered with an
+ * ACK by XDP_TX, and the ICRC checks both depend on. Frames are built and
+ * sealed by libxroce (xr_pkt_build, xr_pkt_seal), and what the program sends
+ * back is parsed and ICRC-checked by libxroce too, so the BPF CRC is checked
+ * against the userspace one in both directions.
+ *
+ * Each case asserts the action, that exactly the expected counters moved by
+ * one, and the QP entry afterwards (xdp_ack, per-QP counters). With nothing
+ * in the XSKMAP a steered frame comes back XDP_DROP as drop_no_socket; the
+ * last cases bind an AF_XDP socket on lo in a private network namespace to
+ * see the redirect itself (a sleeping engine gets its ACK).
+ * Needs root. Prints one line per case.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include "packet.h"
+#include "xroce/wire.h"
+#include "xroce/xdp_shared.h"
+#include "xroce/xroce.h"
+#include "xroce_xdp.skel.h"
+
+#define FRAME_MAX 4096
+#define QPN_REQUESTER (XR_QPN_BASE + 3)
+#define QPN_RESPONDER (XR_QPN_BASE + 4)
+#define PEER_QPN 0x1234
+#define OUR_SPORT 0xc123
+#define PEER_SPORT 0xc456
+#define ACK_FRAME_LEN 62
+
+/* Requester: PSNs up to 0xfffff0 acknowledged, sent up to 0x000010 (wraps). */
+#define REQ_ACKED 0xfffff0u
+#define REQ_NEXT 0x000010u
+/* Responder: everything before 0x000003 placed, 77 messages completed. */
+#define RESP_EPSN 0x000003u
+#define RESP_MSN 77u
+
+static const uint8_t our_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
+static const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
+static const uint8_t our_ip[4] = {10, 1, 0, 1};
+static const uint8_t peer_ip[4] = {10, 1, 0, 2};
+
+static const char *const counter_names[] = {
+    "passed_non_roce", "redirected",	  "drop_truncated", "drop_bad_tver",  "drop_bad_opcode",
+    "drop_bad_length", "drop_unknown_qp", "drop_qp_state",  "drop_no_socket", "drop_bad_icrc",
+    "acks_absorbed",   "acks_to_engine",  "dups_answered",
+};
+
+#define COUNTER(field) (1u << (offsetof(struct xr_xdp_stats, field) / sizeof(__u64)))
+#define NCOUNTERS (sizeof(struct xr_xdp_stats) / sizeof(__u64))
+_Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == NCOUNTERS,
+	       "a name for every counter");
+
+struct frame {
+	uint8_t data[FRAME_MAX];
+	uint32_t len;
+	struct xr_pkt_out out;
+};
+
+/* What the program returned: the action and the frame as it left. */
+struct result {
+	__u32 action;
+	uint8_t data[FRAME_MAX];
+	uint32_t len;
+};
+
+static struct xroce_xdp_bpf *skel;
+static int prog_fd, stats_fd, qp_fd, xsk_map_fd;
+static int ncpus, failures;
+
+static void fail(const char *name, const char *why)
+{
+	failures++;
+	printf("FAIL %-56s %s\n", name, why);
+}
+
+static void pass(const char *name, const char *what)
+{
+	printf("ok   %-56s %s\n", name, what);
+}
+
+static void set_gid_v4(union xr_gid *gid, const uint8_t ip[4])
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = gid->raw[11] = 0xff;
+	memcpy(gid->raw + 12, ip, 4);
+}
+
+/* A request or response from the peer to one of our QPs, sealed with its ICRC. */
+static void build(struct frame *f, uint8_t opcode, uint32_t dqpn, uint32_t psn,
+		  uint32_t payload_len)
+{
+	struct xr_path path = {.udp_sport = PEER_SPORT};
+	struct xr_bth_fields bth = {.opcode = opcode, .dqpn = dqpn, .psn = psn, .ackreq = true};
+	uint32_t i;
+
+	memcpy(path.smac, peer_mac, 6);
+	memcpy(path.dmac, our_mac, 6);
+	set_gid_v4(&path.sgid, peer_ip);
+	set_gid_v4(&path.dgid, our_ip);
+	if (xr_pkt_build(f->data, sizeof(f->data), &path, &bth, payload_len, 0x4242, &f->out)) {
+		fprintf(stderr, "test_xdp_fastpath: cannot build opcode 0x%02x\n", opcode);
+		exit(1);
+	}
+	for (i = 0; i < payload_len; i++)
+		f->out.payload[i] = (uint8_t)(i * 7 + 1);
+	if (xr_opinfo[opcode].flags & XR_OPF_RETH) {
+		uint8_t *reth = f->out.ext + xr_reth_off(xr_opinfo[opcode].flags) - XR_BTH_SIZE;
+
+		memset(reth, 0x5a, XR_RETH_SIZE);
+	}
+	f->len = f->out.frame_len;
+	xr_pkt_seal(&f->out);
+}
+
+/* A plain ACK (or NAK, by syndrome) from the peer to our requester. */
+static void build_ack(struct frame *f, uint32_t psn, uint8_t syndrome, uint32_t msn)
+{
+	uint8_t *aeth;
+
+	build(f, XR_OP_RC_ACK, QPN_REQUESTER, psn, 0);
+	aeth = f->out.ext;
+	aeth[0] = syndrome;
+	aeth[1] = msn >> 16;
+	aeth[2] = msn >> 8;
+	aeth[3] = msn;
+	f->out.bth[8] &= 0x7f; /* ACKs request no ACK */
+	xr_pkt_seal(&f->out);
+}
+
+static void read_counters(__u64 out[NCOUNTERS])
+{
+	struct xr_xdp_stats per_cpu[ncpus];
+	__u32 zero = 0;
+	size_t i;
+	int cpu;
+
+	memset(out, 0, NCOUNTERS * sizeof(__u64));
+	if (bpf_map_lookup_elem(stats_fd, &zero, per_cpu)) {
+		perror("test_xdp_fastpath: reading stats");
+		exit(1);
+	}
+	for (cpu = 0; cpu < ncpus; cpu++)
+		for (i = 0; i < NCOUNTERS; i++)
+			out[i] += ((__u64 *)&per_cpu[cpu])[i];
+}
+
+static struct xr_qp_entry get_entry(__u32 qpn)
+{
+	struct xr_qp_entry e;
+	__u32 slot = qpn - XR_QPN_BASE;
+
+	if (bpf_map_lookup_elem(qp_fd, &slot, &e)) {
+		perror("test_xdp_fastpath: reading qp_table");
+		exit(1);
+	}
+	return e;
+}
+
+static void put_entry(__u32 qpn, const struct xr_qp_entry *e)
+{
+	__u32 slot = qpn - XR_QPN_BASE;
+
+	if (bpf_map_update_elem(qp_fd, &slot, e, BPF_ANY)) {
+		perror("test_xdp_fastpath: writing qp_table");
+		exit(1);
+	}
+}
+
+/* Both QPs as the engine publishes them while it polls, fast paths on. */
+static void reset_qps(void)
+{
+	struct xr_qp_entry e = {
+	    .state = XR_XDP_QP_ACTIVE,
+	    .qp_type = XR_QPT_RC,
+	    .committed = xr_pack_psn_msn(0, 0),
+	    .xdp_ack = xr_pack_psn_msn(REQ_ACKED, 0),
+	    .req_next_psn = REQ_NEXT,
+	    .dest_qpn = PEER_QPN,
+	    .udp_sport = OUR_SPORT,
+	    .fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP,
+	};
+
+	put_entry(QPN_REQUESTER, &e);
+	e.committed = xr_pack_psn_msn(RESP_EPSN, RESP_MSN);
+	e.xdp_ack = 0;
+	e.req_next_psn = 0;
+	put_entry(QPN_RESPONDER, &e);
+}
+
+static const char *action_name(__u32 action)
+{
+	static const char *const names[] = {"XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX",
+					    "XDP_REDIRECT"};
+
+	return action < sizeof(names) / sizeof(names[0]) ? names[action] : "XDP_?";
+}
+
+/*
+ * Runs the program on f; true when it returned expect_action and exactly the
+ * counters in expect_counters (a COUNTER() mask) moved, each by one.
+ * Quiet unless it fails when report is false (for sweeps).
+ */
+static bool run(const char *name, const struct frame *f, __u32 expect_action, __u32 expect_counters,
+		struct result *res, bool report)
+{
+	__u64 before[NCOUNTERS], after[NCOUNTERS];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
+		    .data_out = res->data, .data_size_out = sizeof(res->data), .repeat = 1);
+	char why[200] = "";
+	size_t i;
+
+	read_counters(before);
+	if (bpf_prog_test_run_opts(prog_fd, &opts)) {
+		snprintf(why, sizeof(why), "test run failed: %s", strerror(errno));
+		fail(name, why);
+		return false;
+	}
+	read_counters(after);
+	res->action = opts.retval;
+	res->len = opts.data_size_out;
+	if (opts.retval != expect_action)
+		snprintf(why, sizeof(why), "returned %s, expected %s", action_name(opts.retval),
+			 action_name(expect_action));
+	for (i = 0; i < NCOUNTERS && !why[0]; i++) {
+		__u64 want = (expect_counters >> i) & 1;
+
+		if (after[i] - before[i] != want)
+			snprintf(why, sizeof(why), "%s moved by %llu, expected %llu",
+				 counter_names[i], (unsigned long long)(after[i] - before[i]),
+				 (unsigned long long)want);
+	}
+	if (why[0]) {
+		fail(name, why);
+		return false;
+	}
+	if (report)
+		pass(name, action_name(expect_action));
+	return true;
+}
+
+static void expect_u64(const char *name, const char *what, __u64 got, __u64 want)
+{
+	char why[200];
+
+	if (got == want)
+		return;
+	snprintf(why, sizeof(why), "%s is 0x%llx, expected 0x%llx", what, (unsigned long long)got,
+		 (unsigned long long)want);
+	fail(name, why);
+}
+
+/* ---- ACK absorption on the requester */
+
+static void test_ack_absorbed(void)
+{
+	struct result res;
+	struct frame f;
+	__u64 absorbed;
+
+	reset_qps();
+	absorbed = get_entry(QPN_REQUESTER).acks_absorbed;
+	/* 0xfffff0 + 8 crosses the 24-bit wrap: 0x000004 lies inside the window. */
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK in the window is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res, true);
+	expect_u64("ACK in the window: xdp_ack", "xdp_ack", get_entry(QPN_REQUESTER).xdp_ack,
+		   xr_pack_psn_msn(0x000004, 500));
+	expect_u64("ACK in the window: entry", "acks_absorbed",
+		   get_entry(QPN_REQUESTER).acks_absorbed, absorbed + 1);
+
+	/* The last PSN sent (REQ_NEXT - 1) is the far edge of the window. */
+	build_ack(&f, REQ_NEXT - 1, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 501);
+	run("ACK for the last PSN sent is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res,
+	    true);
+	expect_u64("ACK for the last PSN sent: xdp_ack", "xdp_ack",
+		   get_entry(QPN_REQUESTER).xdp_ack, xr_pack_psn_msn(REQ_NEXT - 1, 501));
+
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("older ACK is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res, true);
+	build_ack(&f, REQ_NEXT - 1, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 501);
+	run("repeated ACK is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res, true);
+	expect_u64("older ACKs: xdp_ack never moves back", "xdp_ack",
+		   get_entry(QPN_REQUESTER).xdp_ack, xr_pack_psn_msn(REQ_NEXT - 1, 501));
+	expect_u64("four ACKs: entry", "acks_absorbed", get_entry(QPN_REQUESTER).acks_absorbed,
+		   absorbed + 4);
+}
+
+static void test_ack_declined(void)
+{
+	struct xr_qp_entry e;
+	struct result res;
+	struct frame f;
+	__u64 start;
+
+	reset_qps();
+	start = get_entry(QPN_REQUESTER).xdp_ack;
+
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	f.data[f.out.icrc_off] ^= 0x01;
+	run("ACK with a bad ICRC", &f, XDP_DROP, COUNTER(drop_bad_icrc), &res, true);
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	f.out.ext[3] ^= 0x80; /* the MSN, after sealing */
+	run("ACK with a changed MSN (ICRC no longer matches)", &f, XDP_DROP, COUNTER(drop_bad_icrc),
+	    &res, true);
+
+	build_ack(&f, REQ_NEXT, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK for a PSN never sent goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+	build_ack(&f, 0x000004, XR_AETH_NAK | XR_NAK_PSN_SEQ_ERR, 500);
+	run("NAK (PSN sequence error) goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+	build_ack(&f, 0x000004, XR_AETH_NAK | XR_NAK_REMOTE_ACCESS_ERR, 500);
+	run("NAK (remote access error) goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+	build_ack(&f, 0x000004, XR_AETH_RNR_NAK | 5, 500);
+	run("RNR NAK goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res, true);
+
+	build(&f, XR_OP_RC_READ_RESPONSE_ONLY, QPN_REQUESTER, 0x000004, 8);
+	run("READ response goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res, true);
+	build(&f, XR_OP_RC_ATOMIC_ACK, QPN_REQUESTER, 0x000004, 0);
+	run("atomic ACK goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res, true);
+
+	/* An IPv6 path: the fast paths handle IPv4 only. */
+	{
+		struct xr_path path = {.udp_sport = PEER_SPORT};
+		struct xr_bth_fields bth = {
+		    .opcode = XR_OP_RC_ACK, .dqpn = QPN_REQUESTER, .psn = 0x000004};
+
+		memset(path.sgid.raw, 0xfd, 16);
+		memset(path.dgid.raw, 0xfe, 16);
+		xr_pkt_build(f.data, sizeof(f.data), &path, &bth, 0, 0, &f.out);
+		f.out.ext[0] = XR_AETH_ACK_UNLIMITED;
+		f.len = f.out.frame_len;
+		xr_pkt_seal(&f.out);
+		run("ipv6 ACK goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res,
+		    true);
+	}
+
+	e = get_entry(QPN_REQUESTER);
+	e.fast_path = XR_XDP_FAST_DUP;
+	put_entry(QPN_REQUESTER, &e);
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK with the ACK fast path off goes to the engine", &f, XDP_DROP,
+	    COUNTER(drop_no_socket), &res, true);
+	e.fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP;
+	e.qp_type = XR_QPT_UC;
+	put_entry(QPN_REQUESTER, &e);
+	run("ACK to a UC QP goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res, true);
+
+	expect_u64("declined ACKs: xdp_ack unchanged", "xdp_ack", get_entry(QPN_REQUESTER).xdp_ack,
+		   start);
+	expect_u64("declined ACKs: entry", "acks_absorbed", get_entry(QPN_REQUESTER).acks_absorbed,
+		   0);
+}
+
+/* ---- duplicate requests answered on the responder */
+
+/* Checks that an answered duplicate left as the ACK the spec asks for. */
+static void check_ack_out(const char *name, const struct result *res)
+{
+	enum xr_parse_result r;
+	struct xr_pkt pkt;
+	const uint8_t *ip;
+	char why[200] = "";
+	uint32_t sum = 0;
+	int i;
+
+	if (res->len != ACK_FRAME_LEN) {
+		snprintf(why, sizeof(why), "frame is %u bytes, expected %d", res->len,
+			 ACK_FRAME_LEN);
+		fail(name, why);
+		return;
+	}
+	r = xr_pkt_parse(res->data, res->len, &pkt);
+	if (r != XR_PARSE_OK) {
+		snprintf(why, sizeof(why), "does not parse: %s", xr_parse_result_str(r));
+		fail(name, why);
+		return;
+	}
+	ip = res->data + pkt.l3_off;
+	for (i = 0; i < XR_IPV4_HLEN; i += 2)
+		sum += ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+
+	if (!xr_pkt_icrc_ok(&pkt))
+		snprintf(why, sizeof(why), "ICRC does not verify");
+	else if (pkt.opcode != XR_OP_RC_ACK || pkt.aeth_syndrome != XR_AETH_ACK_UNLIMITED)
+		snprintf(why, sizeof(why), "opcode 0x%02x syndrome 0x%02x, expected ACK 0x1f",
+			 pkt.opcode, pkt.aeth_syndrome);
+	else if (pkt.psn != xr_psn_add(RESP_EPSN, XR_PSN_MASK) || pkt.aeth_msn != RESP_MSN)
+		snprintf(why, sizeof(why), "PSN 0x%06x MSN %u, expected 0x%06x %u", pkt.psn,
+			 pkt.aeth_msn, xr_psn_add(RESP_EPSN, XR_PSN_MASK), RESP_MSN);
+	else if (pkt.dqpn != PEER_QPN || pkt.pkey != XR_DEFAULT_PKEY || pkt.ackreq || pkt.se ||
+		 res->data[pkt.bth_off + 1] != 0)
+		snprintf(why, sizeof(why), "BTH: QPN 0x%x pkey 0x%x flags 0x%02x", pkt.dqpn,
+			 pkt.pkey, res->data[pkt.bth_off + 1]);
+	else if (pkt.udp_sport != OUR_SPORT ||
+		 (res->data[pkt.udp_off + 2] << 8 | res->data[pkt.udp_off + 3]) !=
+		     XR_ROCEV2_UDP_PORT ||
+		 res->data[pkt.udp_off + 6] || res->data[pkt.udp_off + 7])
+		snprintf(why, sizeof(why), "UDP ports or checksum wrong (source 0x%04x)",
+			 pkt.udp_sport);
+	else if (memcmp(pkt.dmac, peer_mac, 6) || memcmp(pkt.smac, our_mac, 6))
+		snprintf(why, sizeof(why), "MAC addresses not swapped");
+	else if (memcmp(ip + 12, our_ip, 4) || memcmp(ip + 16, peer_ip, 4))
+		snprintf(why, sizeof(why), "IP addresses not swapped");
+	else if (ip[8] != 64 || ip[6] != 0x40 || ip[7] != 0 || sum != 0xffff)
+		snprintf(why, sizeof(why), "IPv4: TTL %u, frag 0x%02x%02x, checksum sum 0x%x",
+			 ip[8], ip[6], ip[7], sum);
+	if (why[0])
+		fail(name, why);
+}
+
+static void answered(const char *name, uint8_t opcode, uint32_t psn, uint32_t payload_len)
+{
+	struct result res;
+	struct frame f;
+
+	build(&f, opcode, QPN_RESPONDER, psn, payload_len);
+	if (run(name, &f, XDP_TX, COUNTER(dups_answered), &res, true))
+		check_ack_out(name, &res);
+}
+
+static void test_duplicates_answered(void)
+{
+	__u64 before;
+
+	reset_qps();
+	before = get_entry(QPN_RESPONDER).dups_answered;
+	/* 0xfffffe is 5 behind 0x000003 across the wrap. */
+	answered("duplicate SEND ONLY (100 bytes)", XR_OP_RC_SEND_ONLY, 0xfffffe, 100);
+	answered("duplicate WRITE FIRST (1024 bytes)", XR_OP_RC_WRITE_FIRST, 0xfffffe, 1024);
+	answered("duplicate SEND ONLY, empty (frame grows to 62)", XR_OP_RC_SEND_ONLY,
+		 RESP_EPSN - 1, 0);
+	answered("duplicate SEND LAST with immediate", XR_OP_RC_SEND_LAST_IMM, RESP_EPSN - 2, 33);
+	answered("duplicate WRITE MIDDLE (2048 bytes)", XR_OP_RC_WRITE_MIDDLE, RESP_EPSN - 3, 2048);
+	answered("duplicate WRITE ONLY with immediate", XR_OP_RC_WRITE_ONLY_IMM, RESP_EPSN - 1, 8);
+	answered("duplicate SEND ONLY with invalidate", XR_OP_RC_SEND_ONLY_INV, RESP_EPSN - 1, 8);
+	answered("duplicate 2^22 behind (edge of the window)", XR_OP_RC_SEND_ONLY,
+		 xr_psn_add(RESP_EPSN, (1u << 24) - (1u << 22)), 8);
+	expect_u64("8 duplicates: entry", "dups_answered", get_entry(QPN_RESPONDER).dups_answered,
+		   before + 8);
+}
+
+/* Every length the CRC's chunking distinguishes, answered and, corrupted, refused. */
+static void test_duplicate_icrc_sweep(void)
+{
+	unsigned int len, answered = 0, refused = 0;
+	struct result res;
+	struct frame f;
+	char name[80];
+
+	reset_qps();
+	for (len = 1; len <= 300; len++) {
+		snprintf(name, sizeof(name), "duplicate SEND ONLY of %u bytes", len);
+		build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, len);
+		if (run(name, &f, XDP_TX, COUNTER(dups_answered), &res, false)) {
+			check_ack_out(name, &res);
+			answered++;
+		}
+		/* The last byte before the ICRC (payload or pad): the CRC must reach the end. */
+		build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, len);
+		f.data[f.out.icrc_off - 1] ^= 0x40;
+		snprintf(name, sizeof(name), "duplicate SEND ONLY of %u bytes, last byte flipped",
+			 len);
+		refused += run(name, &f, XDP_DROP, COUNTER(drop_bad_icrc), &res, false);
+	}
+	if (answered == 300 && refused == 300)
+		pass("duplicate SEND ONLY of 1..300 bytes", "all answered, all refused corrupted");
+
+	build(&f, XR_OP_RC_WRITE_FIRST, QPN_RESPONDER, RESP_EPSN - 1, 2000);
+	f.out.payload[0] ^= 1;
+	run("duplicate WRITE FIRST, first payload byte flipped", &f, XDP_DROP,
+	    COUNTER(drop_bad_icrc), &res, true);
+	build(&f, XR_OP_RC_WRITE_FIRST, QPN_RESPONDER, RESP_EPSN - 1, 2000);
+	f.out.payload[1000] ^= 1;
+	run("duplicate WRITE FIRST, byte 1000 flipped", &f, XDP_DROP, COUNTER(drop_bad_icrc), &res,
+	    true);
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 16);
+	f.data[XR_ETH_HLEN + 1] = 0xb8; /* TOS is masked out of the ICRC */
+	f.data[XR_ETH_HLEN + 8] = 3;	/* so is the TTL */
+	if (run("duplicate with TOS and TTL changed in flight", &f, XDP_TX, COUNTER(dups_answered),
+		&res, true))
+		check_ack_out("duplicate with TOS and TTL changed in flight", &res);
+}
+
+static void test_duplicates_declined(void)
+{
+	struct xr_qp_entry e;
+	struct result res;
+	struct frame f;
+
+	reset_qps();
+	build(&f, XR_OP_RC_READ_REQUEST, QPN_RESPONDER, RESP_EPSN - 1, 0);
+	run("duplicate READ request goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+	build(&f, XR_OP_RC_CMP_SWAP, QPN_RESPONDER, RESP_EPSN - 1, 0);
+	run("duplicate compare-and-swap goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+	build(&f, XR_OP_RC_MASKED_FETCH_ADD, QPN_RESPONDER, RESP_EPSN - 1, 0);
+	run("duplicate masked fetch-and-add goes to the engine", &f, XDP_DROP,
+	    COUNTER(drop_no_socket), &res, true);
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN, 100);
+	run("expected SEND ONLY goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res,
+	    true);
+	build(&f, XR_OP_RC_WRITE_FIRST, QPN_RESPONDER, RESP_EPSN + 5, 100);
+	run("out-of-sequence WRITE FIRST goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER,
+	      xr_psn_add(RESP_EPSN, (1u << 24) - (1u << 22) - 1), 8);
+	run("SEND more than 2^22 behind goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+	build(&f, XR_OP_UC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	run("UC opcode behind the PSN goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+
+	/* 802.1Q-tagged: the ACK would need the tag too; the engine builds it. */
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	memmove(f.data + 16, f.data + 12, f.len - 12);
+	f.data[12] = 0x81;
+	f.data[13] = 0x00;
+	f.data[14] = 0;
+	f.data[15] = 7;
+	f.len += 4;
+	run("802.1Q-tagged duplicate goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
+	    &res, true);
+
+	e = get_entry(QPN_RESPONDER);
+	e.fast_path = XR_XDP_FAST_ACK;
+	put_entry(QPN_RESPONDER, &e);
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	run("duplicate with the DUP fast path off goes to the engine", &f, XDP_DROP,
+	    COUNTER(drop_no_socket), &res, true);
+	expect_u64("declined duplicates: entry", "dups_answered",
+		   get_entry(QPN_RESPONDER).dups_answered, 0);
+}
+
+/* ---- with an AF_XDP socket: what goes to the engine really is redirected */
+
+static int bring_up_lo(void)
+{
+	struct ifreq ifr = {0};
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr))
+			err = -errno;
+	} else {
+		err = -errno;
+	}
+	close(fd);
+	return err;
+}
+
+static void with_socket_cases(void)
+{
+	struct xr_qp_entry e;
+	struct result res;
+	struct frame f;
+
+	reset_qps();
+	e = get_entry(QPN_REQUESTER);
+	e.engine_sleeping = 1;
+	put_entry(QPN_REQUESTER, &e);
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK while the engine sleeps wakes it", &f, XDP_REDIRECT,
+	    COUNTER(redirected) | COUNTER(acks_to_engine), &res, true);
+	e = get_entry(QPN_REQUESTER);
+	/* Recorded as well, so that xdp_ack keeps up with what the engine hears. */
+	expect_u64("ACK while the engine sleeps: xdp_ack", "xdp_ack", e.xdp_ack,
+		   xr_pack_psn_msn(0x000004, 500));
+	expect_u64("ACK while the engine sleeps: entry", "rx_frames", e.rx_frames, 1);
+	build_ack(&f, 0x000002, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 499);
+	run("older ACK while the engine sleeps is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed),
+	    &res, true);
+
+	e.engine_sleeping = 0;
+	put_entry(QPN_REQUESTER, &e);
+	build_ack(&f, REQ_NEXT + 1, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK beyond the PSNs sent is redirected", &f, XDP_REDIRECT, COUNTER(redirected), &res,
+	    true);
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN, 64);
+	run("expected SEND ONLY is redirected", &f, XDP_REDIRECT, COUNTER(redirected), &res, true);
+	build(&f, XR_OP_RC_READ_REQUEST, QPN_RESPONDER, RESP_EPSN - 1, 0);
+	run("duplicate READ request is redirected", &f, XDP_REDIRECT, COUNTER(redirected), &res,
+	    true);
+}
+
+static void test_with_socket(void)
+{
+	const size_t umem_size = 64 * XSK_UMEM__DEFAULT_FRAME_SIZE;
+	struct xsk_socket_config cfg = {
+	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	    .bind_flags = XDP_COPY,
+	};
+	struct xsk_ring_prod fill, tx;
+	struct xsk_ring_cons comp, rx;
+	struct xsk_socket *xsk = NULL;
+	struct xsk_umem *umem = NULL;
+	__u32 queue = 0;
+	void *area;
+	int fd, err;
+
+	area = mmap(NULL, umem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED) {
+		err = -errno;
+		goto out;
+	}
+	err = unshare(CLONE_NEWNET) ? -errno : bring_up_lo();
+	if (!err)
+		err = xsk_umem__create(&umem, area, umem_size, &fill, &comp, NULL);
+	if (!err)
+		err = xsk_socket__create(&xsk, "lo", queue, umem, &rx, &tx, &cfg);
+	if (err)
+		goto out;
+	fd = xsk_socket__fd(xsk);
+	if (bpf_map_update_elem(xsk_map_fd, &queue, &fd, BPF_ANY)) {
+		err = -errno;
+		goto out;
+	}
+	with_socket_cases();
+out:
+	if (err)
+		fail("AF_XDP socket on lo for the redirect cases", strerror(-err));
+	if (xsk)
+		xsk_socket__delete(xsk);
+	if (umem)
+		xsk_umem__delete(umem);
+	if (area != MAP_FAILED)
+		munmap(area, umem_size);
+}
+
+static int libbpf_warnings_only(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, args) : 0;
+}
+
+int main(void)
+{
+	libbpf_set_print(libbpf_warnings_only);
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_xdp_fastpath: needs root to load BPF programs\n");
+		return 1;
+	}
+	ncpus = libbpf_num_possible_cpus();
+	skel = xroce_xdp_bpf__open_and_load();
+	if (ncpus <= 0 || !skel) {
+		fprintf(stderr, "test_xdp_fastpath: loading the XDP program: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	prog_fd = bpf_program__fd(skel->progs.xroce_xdp);
+	stats_fd = bpf_map__fd(skel->maps.stats);
+	qp_fd = bpf_map__fd(skel->maps.qp_table);
+	xsk_map_fd = bpf_map__fd(skel->maps.xsk_map);
+
+	test_ack_absorbed();
+	test_ack_declined();
+	test_duplicates_answered();
+	test_duplicate_icrc_sweep();
+	test_duplicates_declined();
+	test_with_socket();
+
+	xroce_xdp_bpf__destroy(skel);
+	if (failures) {
+		printf("%d case(s) failed\n", failures);
+		return 1;
+	}
+	printf("all cases passed\n");
+	return 0;
+}
