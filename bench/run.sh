@@ -140,10 +140,54 @@ else
 fi
 wait_servers
 
+# perf TEST ARGS...: xroce-perf server in A, client in B; sets perf_line to the client's result row.
+perf() {
+	local test=$1 status=0
+	shift
+	perf_line=
+	start_server "perf_$test" "$BUILD/xroce-perf" "$test" -d "$VETH_A" -x 1 -F "$@"
+	if wait_tcp_listen 18515 &&
+		run_client "perf_$test" "$BUILD/xroce-perf" "$test" -d "$VETH_B" -x 1 -F "$@" "$ADDR_A"; then
+		perf_line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$logdir/perf_$test.client" | tail -n 1)
+		[ -n "$perf_line" ] || status=1
+	else
+		status=1
+	fi
+	wait_servers
+	return $status
+}
+
+bw_iters=$((duration * 3000))
+echo "bench: xroce-perf write_bw, read_bw (64 KiB) and write_lat (8 B)"
+if perf write_bw -s 65536 -n "$bw_iters"; then
+	write_bw="$(awk '{printf "%.0f MB/s = %.2f Gbit/s", $4, $4 * 8 / 1000}' <<<"$perf_line")"
+else
+	write_bw=failed
+	failed=1
+fi
+if perf read_bw -s 65536 -n "$bw_iters"; then
+	read_bw="$(awk '{printf "%.0f MB/s = %.2f Gbit/s", $4, $4 * 8 / 1000}' <<<"$perf_line")"
+else
+	read_bw=failed
+	failed=1
+fi
+if perf write_lat -s 8 -n $((duration * 2000)); then
+	write_lat="$(awk '{printf "%s / %s / %s us", $5, $6, $8}' <<<"$perf_line")"
+else
+	write_lat=failed
+	failed=1
+fi
+
 echo
 printf '%-36s %-44s %s\n' test result baseline
 printf '%-36s %-44s %s\n' "RC SEND bw, 64 KiB, depth 16" "$send_bw" \
 	"iperf3 TCP: $tcp_plain Gbit/s; $tcp_xdp Gbit/s with xroce attached"
 printf '%-36s %-44s %s\n' "RC SEND 8 B RTT avg / p50 / p99" "$send_lat" \
-	"UDP ping-pong: $udp_lat"
+	"UDP ping-pong RTT: $udp_lat"
+printf '%-36s %-44s %s\n' "xroce-perf write_bw, 64 KiB" "$write_bw" \
+	"iperf3 TCP: $tcp_plain Gbit/s"
+printf '%-36s %-44s %s\n' "xroce-perf read_bw, 64 KiB" "$read_bw" \
+	"iperf3 TCP: $tcp_plain Gbit/s"
+printf '%-36s %-44s %s\n' "xroce-perf write_lat 8 B typ/avg/99%" "$write_lat" \
+	"(one way, RTT/2, as perftest) UDP RTT above"
 exit $failed
