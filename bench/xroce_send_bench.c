@@ -21,23 +21,11 @@
  * "xroce-bench qpn=HEX psn=HEX gid=IPV6_TEXT\n", then the server "ready\n";
  * at the end the client sends "done\n".
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sched.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "xroce/xroce.h"
+#include "../user/tools/tool_common.h"
 
 #define BENCH_PORT 18601
 #define BW_SIZE (64 * 1024)
@@ -56,7 +44,7 @@
 #define CONNECT_TIMEOUT_MS 10000
 #define OOB_TIMEOUT_MS 20000
 /* The longest wait for any completion before the run is declared stuck. */
-#define STALL_TIMEOUT_NS (15LL * 1000 * 1000 * 1000)
+#define STALL_TIMEOUT_MS 15000
 
 struct peer_info {
 	uint32_t qpn;
@@ -86,14 +74,6 @@ struct endpoint {
 /* Receive completions carry RECV_TAG | slot as wr_id. */
 #define RECV_TAG (1ULL << 63)
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void fail(const char *what, int err)
 {
 	fprintf(stderr, "xroce_send_bench: %s: %s\n", what, strerror(-err));
@@ -116,112 +96,6 @@ static int compare_int64(const void *a, const void *b)
 
 /* ---- out of band ------------------------------------------------------ */
 
-static int oob_write_line(int fd, const char *line)
-{
-	size_t len = strlen(line);
-
-	while (len > 0) {
-		ssize_t n = send(fd, line, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		line += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int oob_read_line(int fd, char *line, size_t line_len)
-{
-	size_t used = 0;
-
-	while (used + 1 < line_len) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int ready = poll(&pfd, 1, OOB_TIMEOUT_MS);
-		char c;
-		ssize_t n;
-
-		if (ready == 0)
-			return -ETIMEDOUT;
-		if (ready < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		n = recv(fd, &c, 1, 0);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (c == '\n') {
-			line[used] = '\0';
-			return 0;
-		}
-		line[used++] = c;
-	}
-	return -EMSGSIZE;
-}
-
-static int oob_accept(void)
-{
-	struct sockaddr_in addr = {
-	    .sin_family = AF_INET,
-	    .sin_port = htons(BENCH_PORT),
-	    .sin_addr.s_addr = htonl(INADDR_ANY),
-	};
-	struct pollfd pfd;
-	int one = 1, listen_fd, fd = -1, ready;
-
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0)
-		return -errno;
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    listen(listen_fd, 1) < 0) {
-		fd = -errno;
-		close(listen_fd);
-		return fd;
-	}
-	pfd = (struct pollfd){.fd = listen_fd, .events = POLLIN};
-	ready = poll(&pfd, 1, ACCEPT_TIMEOUT_MS);
-	if (ready > 0)
-		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	else if (ready == 0)
-		errno = ETIMEDOUT;
-	if (ready <= 0 || fd < 0)
-		fd = -errno;
-	close(listen_fd);
-	return fd;
-}
-
-/* Retries while the server is still starting up. */
-static int oob_connect(const char *server_ip)
-{
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(BENCH_PORT)};
-	int64_t deadline = now_ns() + CONNECT_TIMEOUT_MS * 1000000LL;
-
-	if (inet_pton(AF_INET, server_ip, &addr.sin_addr) != 1)
-		return -EINVAL;
-	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-		if (fd < 0)
-			return -errno;
-		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
-			return fd;
-		close(fd);
-		if ((errno != ECONNREFUSED && errno != ENETUNREACH) || now_ns() > deadline)
-			return -errno;
-		usleep(100 * 1000);
-	}
-}
-
 static int oob_exchange(int fd, const struct peer_info *local, struct peer_info *remote)
 {
 	char line[OOB_LINE_MAX], gid_text[INET6_ADDRSTRLEN];
@@ -230,9 +104,9 @@ static int oob_exchange(int fd, const struct peer_info *local, struct peer_info 
 	inet_ntop(AF_INET6, local->gid.raw, gid_text, sizeof(gid_text));
 	snprintf(line, sizeof(line), "xroce-bench qpn=%" PRIx32 " psn=%" PRIx32 " gid=%s\n",
 		 local->qpn, local->psn, gid_text);
-	err = oob_write_line(fd, line);
+	err = oob_write_line(fd, line, tool_now_ms() + OOB_TIMEOUT_MS);
 	if (!err)
-		err = oob_read_line(fd, line, sizeof(line));
+		err = oob_read_line(fd, line, sizeof(line), tool_now_ms() + OOB_TIMEOUT_MS);
 	if (err)
 		return err;
 	if (sscanf(line, "xroce-bench qpn=%" SCNx32 " psn=%" SCNx32 " gid=%45s", &remote->qpn,
@@ -244,33 +118,6 @@ static int oob_exchange(int fd, const struct peer_info *local, struct peer_info 
 
 /* ---- RDMA resources ---------------------------------------------------- */
 
-static bool gid_is_ipv4_mapped(const union xr_gid *gid)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
-}
-
-static int find_ipv4_gid(struct endpoint *ep)
-{
-	struct xr_device_attr attr;
-	int err = xr_query_device(ep->dev, &attr);
-
-	if (err)
-		return err;
-	ep->mtu = attr.active_mtu;
-	for (int i = 0; i < attr.num_gids; i++) {
-		err = xr_query_gid(ep->dev, i, &ep->local.gid);
-		if (err)
-			return err;
-		if (gid_is_ipv4_mapped(&ep->local.gid)) {
-			ep->gid_index = i;
-			return 0;
-		}
-	}
-	return -EADDRNOTAVAIL;
-}
-
 static void endpoint_open(struct endpoint *ep, const char *ifname)
 {
 	struct xr_qp_init_attr qp_attr = {
@@ -280,15 +127,16 @@ static void endpoint_open(struct endpoint *ep, const char *ifname)
 		    .max_send_sge = 1,
 		    .max_recv_sge = 1},
 	};
+	struct xr_device_attr dev_attr;
 	uint32_t psn;
-	int err;
 
 	ep->dev = xr_open_device(ifname, NULL);
 	if (!ep->dev)
 		fail("open device", -errno);
-	err = find_ipv4_gid(ep);
-	if (err)
-		fail("no IPv4 GID", err);
+	ep->gid_index = find_ipv4_gid(ep->dev, &dev_attr, &ep->local.gid);
+	if (ep->gid_index < 0)
+		fail("no IPv4 GID", ep->gid_index);
+	ep->mtu = dev_attr.active_mtu;
 	ep->buf = calloc(1, BUF_SIZE);
 	if (!ep->buf)
 		fail("buffers", -ENOMEM);
@@ -307,7 +155,7 @@ static void endpoint_open(struct endpoint *ep, const char *ifname)
 	if (!ep->qp)
 		fail("create_qp", -errno);
 	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
-		psn = (uint32_t)now_ns();
+		psn = (uint32_t)tool_now_ns();
 	ep->local.qpn = ep->qp->qp_num;
 	ep->local.psn = psn & 0xffffff;
 }
@@ -322,52 +170,23 @@ static void endpoint_close(struct endpoint *ep)
 	free(ep->buf);
 }
 
-/* RESET -> INIT: from here on receives can be posted. */
-static int endpoint_init(struct endpoint *ep)
-{
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_INIT,
-	    .port_num = 1,
-	    .qp_access_flags = XR_ACCESS_LOCAL_WRITE,
-	};
-
-	return xr_modify_qp(ep->qp, &attr,
-			    XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
-}
-
 /* INIT -> RTR -> RTS with the attributes verbs requires at each step. */
 static int endpoint_connect(struct endpoint *ep, const struct peer_info *remote)
 {
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_RTR,
+	struct qp_rtr_attr rtr = {
 	    .path_mtu = ep->mtu,
-	    .dest_qp_num = remote->qpn,
+	    .dest_qpn = remote->qpn,
 	    .rq_psn = remote->psn,
+	    .dgid = remote->gid,
+	    .sgid_index = (uint8_t)ep->gid_index,
+	    .port_num = 1,
+	    .hop_limit = 64,
 	    .max_dest_rd_atomic = 1,
 	    .min_rnr_timer = 1,
-	    .ah_attr = {.is_global = 1,
-			.port_num = 1,
-			.grh = {.dgid = remote->gid,
-				.sgid_index = (uint8_t)ep->gid_index,
-				.hop_limit = 64}},
 	};
-	int err = xr_modify_qp(ep->qp, &attr,
-			       XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN |
-				   XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+	const char *failed;
 
-	if (err)
-		return err;
-	attr = (struct xr_qp_attr){
-	    .qp_state = XR_QPS_RTS,
-	    .timeout = 14,
-	    .retry_cnt = 7,
-	    .rnr_retry = 7,
-	    .sq_psn = ep->local.psn,
-	    .max_rd_atomic = 1,
-	};
-	return xr_modify_qp(ep->qp, &attr,
-			    XR_QP_STATE | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |
-				XR_QP_SQ_PSN | XR_QP_MAX_QP_RD_ATOMIC);
+	return qp_connect(ep->qp, &rtr, ep->local.psn, 1, &failed);
 }
 
 /* ---- work requests --------------------------------------------------------- */
@@ -412,19 +231,11 @@ static void post_recv(struct endpoint *ep, uint32_t slot)
  */
 static int wait_completions(struct endpoint *ep, struct xr_wc *wc, int max)
 {
-	int64_t deadline = now_ns() + STALL_TIMEOUT_NS;
+	int n = poll_cq_until(ep->cq, wc, 1, max, tool_now_ms() + STALL_TIMEOUT_MS);
 
-	for (;;) {
-		int n = xr_poll_cq(ep->cq, max, wc);
-
-		if (n < 0)
-			fail("poll_cq", n);
-		if (n > 0)
-			return n;
-		if (now_ns() > deadline)
-			fail("waiting for completions", -ETIMEDOUT);
-		sched_yield();
-	}
+	if (n == 0)
+		fail("waiting for completions", -ETIMEDOUT);
+	return n;
 }
 
 static bool is_end_marker(const struct xr_wc *wc, uint32_t marker)
@@ -455,9 +266,9 @@ static void server_bandwidth_phase(struct endpoint *ep)
 				return;
 			}
 			if (messages++ == 0)
-				first = now_ns();
+				first = tool_now_ns();
 			bytes += wc[i].byte_len;
-			last = now_ns();
+			last = tool_now_ns();
 		}
 	}
 }
@@ -507,12 +318,12 @@ static void run_server(struct endpoint *ep)
 static void client_bandwidth_phase(struct endpoint *ep, int seconds)
 {
 	uint64_t posted = 0, completed = 0;
-	int64_t start = now_ns(), deadline = start + seconds * 1000000000LL, elapsed;
+	int64_t start = tool_now_ns(), deadline = start + seconds * 1000000000LL, elapsed;
 	struct xr_wc wc[CQ_BATCH];
 	double secs;
 
 	for (;;) {
-		bool sending = now_ns() < deadline;
+		bool sending = tool_now_ns() < deadline;
 
 		while (sending && posted - completed < SEND_DEPTH) {
 			post_send(ep, posted, SEND_SLOT(ep, posted % SEND_DEPTH), BW_SIZE,
@@ -529,7 +340,7 @@ static void client_bandwidth_phase(struct endpoint *ep, int seconds)
 			completed++;
 		}
 	}
-	elapsed = now_ns() - start;
+	elapsed = tool_now_ns() - start;
 	post_send(ep, posted, SEND_SLOT(ep, 0), LAT_SIZE, XR_WR_SEND_WITH_IMM, END_OF_BW);
 	if (wait_completions(ep, wc, 1) != 1 || wc[0].status != XR_WC_SUCCESS)
 		fail_wc("bandwidth end marker", &wc[0]);
@@ -544,7 +355,7 @@ static void client_bandwidth_phase(struct endpoint *ep, int seconds)
 static int64_t client_round_trip(struct endpoint *ep, uint64_t sequence)
 {
 	uint8_t *message = SEND_SLOT(ep, sequence % SEND_DEPTH);
-	int64_t start = now_ns();
+	int64_t start = tool_now_ns();
 	bool echoed = false, sent = false;
 	struct xr_wc wc[CQ_BATCH];
 
@@ -570,13 +381,13 @@ static int64_t client_round_trip(struct endpoint *ep, uint64_t sequence)
 			echoed = true;
 		}
 	}
-	return now_ns() - start;
+	return tool_now_ns() - start;
 }
 
 static void client_latency_phase(struct endpoint *ep, int seconds, long iterations)
 {
 	int64_t *samples = calloc((size_t)iterations, sizeof(*samples));
-	int64_t deadline = now_ns() + seconds * 1000000000LL, total = 0;
+	int64_t deadline = tool_now_ns() + seconds * 1000000000LL, total = 0;
 	struct xr_wc wc;
 	long measured = 0;
 
@@ -584,7 +395,7 @@ static void client_latency_phase(struct endpoint *ep, int seconds, long iteratio
 		fail("latency samples", -ENOMEM);
 	for (uint64_t i = 0; i < WARMUP_ITERATIONS; i++)
 		client_round_trip(ep, i);
-	while (measured < iterations && now_ns() < deadline) {
+	while (measured < iterations && tool_now_ns() < deadline) {
 		samples[measured] = client_round_trip(ep, WARMUP_ITERATIONS + (uint64_t)measured);
 		total += samples[measured++];
 	}
@@ -625,6 +436,7 @@ int main(int argc, char **argv)
 	struct endpoint ep = {0};
 	struct peer_info remote;
 	char line[OOB_LINE_MAX];
+	const char *why;
 	int oob, err;
 
 	if ((!is_server && !is_client) || seconds < 1 || seconds > MAX_SECONDS || iterations < 1 ||
@@ -632,15 +444,19 @@ int main(int argc, char **argv)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	endpoint_open(&ep, argv[2]);
-	err = endpoint_init(&ep);
+	err = qp_to_init(ep.qp, 1, XR_ACCESS_LOCAL_WRITE);
 	if (err)
 		fail("modify_qp to INIT", err);
 	/* Receives go first, so no SEND ever meets an empty receive queue. */
 	for (uint32_t slot = 0; slot < RECV_DEPTH; slot++)
 		post_recv(&ep, slot);
-	oob = is_server ? oob_accept() : oob_connect(argv[3]);
-	if (oob < 0)
-		fail("out-of-band connection", oob);
+	oob = is_server
+		  ? oob_accept(AF_INET, BENCH_PORT, ACCEPT_TIMEOUT_MS, &why)
+		  : oob_connect(argv[3], BENCH_PORT, CONNECT_TIMEOUT_MS, CONNECT_TIMEOUT_MS, &why);
+	if (oob < 0) {
+		fprintf(stderr, "xroce_send_bench: out-of-band connection: %s\n", why);
+		exit(1);
+	}
 	err = oob_exchange(oob, &ep.local, &remote);
 	if (err)
 		fail("out-of-band exchange", err);
@@ -649,8 +465,10 @@ int main(int argc, char **argv)
 		fail("modify_qp", err);
 	/* The client must not send before the server's QP has left INIT. */
 	if (is_server)
-		err = oob_write_line(oob, "ready\n");
-	else if ((err = oob_read_line(oob, line, sizeof(line))) == 0 && strcmp(line, "ready") != 0)
+		err = oob_write_line(oob, "ready\n", tool_now_ms() + OOB_TIMEOUT_MS);
+	else if ((err = oob_read_line(oob, line, sizeof(line), tool_now_ms() + OOB_TIMEOUT_MS)) ==
+		     0 &&
+		 strcmp(line, "ready") != 0)
 		err = -EPROTO;
 	if (err)
 		fail("waiting for the peer", err);
@@ -660,10 +478,10 @@ int main(int argc, char **argv)
 	 */
 	if (is_server) {
 		run_server(&ep);
-		oob_read_line(oob, line, sizeof(line));
+		oob_read_line(oob, line, sizeof(line), tool_now_ms() + OOB_TIMEOUT_MS);
 	} else {
 		run_client(&ep, seconds, iterations);
-		oob_write_line(oob, "done\n");
+		oob_write_line(oob, "done\n", tool_now_ms() + OOB_TIMEOUT_MS);
 	}
 	close(oob);
 	endpoint_close(&ep);

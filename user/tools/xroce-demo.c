@@ -1,55 +1,99 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xroce-demo: two hosts connect one RC queue pair and exchange SENDs of
- * 1 B, 4 KiB and 1 MiB and a SEND with immediate. The receiver checks every
- * byte and the immediate and reports its verdict to the sender over the
- * out-of-band TCP connection; the sender prints one line per operation, with
- * the time from posting to its send completion (which waits for the ACK).
+ * xroce-demo: two hosts connect one RC queue pair and run each operation
+ * xroce supports: SENDs of 1 B, 4 KiB and 1 MiB, SEND with immediate, RDMA
+ * WRITE, WRITE with immediate, READ, compare-and-swap, fetch-and-add, and
+ * the masked compare-and-swap and fetch-and-add when both devices have them.
+ * Each is verified by the side that can see its result: the server checks
+ * its memory (received and written bytes, immediates, a READ's source left
+ * alone, an atomic's target word afterwards), the client what came back (read
+ * bytes, an atomic's original value). The server reports its verdict over
+ * TCP; the client prints one line per operation, with the time from posting
+ * to its completion (which waits for the ACK or the response).
  *
  *   xroce-demo server IFNAME
  *   xroce-demo client IFNAME SERVER_IP
  *
  * Out of band (TCP port 18600), each side sends one line:
- *   "xroce-demo qpn=HEX psn=HEX gid=IPV6_TEXT\n"
- * then the server sends "ready\n" once its QP can receive, and one verdict
- * line per operation: "ok\n" or "fail REASON\n"; the client ends with "done\n".
+ *   "xroce-demo qpn=HEX psn=HEX gid=IPV6_TEXT rkey=HEX addr=HEX masked=0|1\n"
+ * with the rkey and address of the region the peer may aim at (the server's;
+ * the client sends 0) and whether its device has masked atomics. Then the
+ * server sends "ready\n" once its QP can receive. For each operation both
+ * run, the client sends "check N\n" once it has the completion of operation
+ * N, and the server answers "ok WHAT IT VERIFIED\n" or "fail REASON\n"; the
+ * client ends with "done\n".
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sched.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "xroce/xroce.h"
+#include "tool_common.h"
 
+#define PROG "xroce-demo"
 #define DEMO_PORT 18600
 #define OOB_LINE_MAX 160
 #define ACCEPT_TIMEOUT_MS 30000
 #define CONNECT_TIMEOUT_MS 10000
 #define OOB_TIMEOUT_MS 20000
-#define COMPLETION_TIMEOUT_NS (20LL * 1000 * 1000 * 1000)
+#define COMPLETION_TIMEOUT_MS 20000
 
 struct demo_op {
 	enum xr_wr_opcode opcode;
+	const char *name;
 	uint32_t size;
-	uint32_t imm; /* host order; meaningful for SEND_WITH_IMM only */
+	uint32_t imm;		   /* host order; the *_WITH_IMM operations only */
+	uint64_t initial;	   /* atomics: the target word before */
+	uint64_t compare_add;	   /* atomics: the compare or add operand */
+	uint64_t swap;		   /* (masked) compare-and-swap: the new value */
+	uint64_t compare_add_mask; /* masked: compare mask, or the fields' top bits for add */
+	uint64_t swap_mask;	   /* masked compare-and-swap: which bits are swapped in */
+	uint64_t result;	   /* atomics: the target word after */
 };
 
+/* The atomics' results are worked out by hand here, not by the library's code. */
 static const struct demo_op demo_ops[] = {
-    {XR_WR_SEND, 1, 0},
-    {XR_WR_SEND, 4096, 0},
-    {XR_WR_SEND, 1 << 20, 0},
-    {XR_WR_SEND_WITH_IMM, 4096, 0x600dcafe},
+    {.opcode = XR_WR_SEND, .name = "SEND", .size = 1},
+    {.opcode = XR_WR_SEND, .name = "SEND", .size = 4096},
+    {.opcode = XR_WR_SEND, .name = "SEND", .size = 1 << 20},
+    {.opcode = XR_WR_SEND_WITH_IMM, .name = "SEND_WITH_IMM", .size = 4096, .imm = 0x600dcafe},
+    {.opcode = XR_WR_RDMA_WRITE, .name = "WRITE", .size = 64 << 10},
+    {.opcode = XR_WR_RDMA_WRITE_WITH_IMM,
+     .name = "WRITE_WITH_IMM",
+     .size = 4096,
+     .imm = 0x0b57ac1e},
+    {.opcode = XR_WR_RDMA_READ, .name = "READ", .size = 64 << 10},
+    {.opcode = XR_WR_ATOMIC_CMP_AND_SWP,
+     .name = "CMP_AND_SWAP",
+     .size = 8,
+     .initial = 0x1111111122222222,
+     .compare_add = 0x1111111122222222,
+     .swap = 0x3333333344444444,
+     .result = 0x3333333344444444},
+    /* The carry out of the low 32 bits moves into the high half. */
+    {.opcode = XR_WR_ATOMIC_FETCH_AND_ADD,
+     .name = "FETCH_AND_ADD",
+     .size = 8,
+     .initial = 0x00000001ffffffff,
+     .compare_add = 0x0000000100000001,
+     .result = 0x0000000300000000},
+    /* Compares the low 16 bits only, swaps in the top 16 bits only. */
+    {.opcode = XR_WR_MASKED_ATOMIC_CMP_AND_SWP,
+     .name = "MASKED_CMP_AND_SWAP",
+     .size = 8,
+     .initial = 0xaaaa5555aaaa5555,
+     .compare_add = 0x0000000000005555,
+     .compare_add_mask = 0x000000000000ffff,
+     .swap = 0x1234000000000000,
+     .swap_mask = 0xffff000000000000,
+     .result = 0x12345555aaaa5555},
+    /* The same addition as above in two 32-bit fields: the low one wraps, no carry crosses. */
+    {.opcode = XR_WR_MASKED_ATOMIC_FETCH_AND_ADD,
+     .name = "MASKED_FETCH_AND_ADD",
+     .size = 8,
+     .initial = 0x00000001ffffffff,
+     .compare_add = 0x0000000100000001,
+     .compare_add_mask = 0x8000000080000000,
+     .result = 0x0000000200000000},
 };
 #define NUM_OPS (sizeof(demo_ops) / sizeof(demo_ops[0]))
 
@@ -57,6 +101,9 @@ struct peer_info {
 	uint32_t qpn;
 	uint32_t psn;
 	union xr_gid gid;
+	uint32_t rkey;
+	uint64_t addr;
+	bool masked_atomics;
 };
 
 struct endpoint {
@@ -71,17 +118,48 @@ struct endpoint {
 	struct peer_info local;
 };
 
-static int64_t now_ns(void)
+static bool is_masked(enum xr_wr_opcode opcode)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return opcode == XR_WR_MASKED_ATOMIC_CMP_AND_SWP ||
+	       opcode == XR_WR_MASKED_ATOMIC_FETCH_AND_ADD;
 }
 
-static const char *op_name(enum xr_wr_opcode opcode)
+static bool is_atomic(enum xr_wr_opcode opcode)
 {
-	return opcode == XR_WR_SEND_WITH_IMM ? "SEND_WITH_IMM" : "SEND";
+	return opcode == XR_WR_ATOMIC_CMP_AND_SWP || opcode == XR_WR_ATOMIC_FETCH_AND_ADD ||
+	       is_masked(opcode);
+}
+
+static bool has_imm(enum xr_wr_opcode opcode)
+{
+	return opcode == XR_WR_SEND_WITH_IMM || opcode == XR_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* The operations that consume a receive at the server. */
+static bool consumes_receive(enum xr_wr_opcode opcode)
+{
+	return opcode == XR_WR_SEND || has_imm(opcode);
+}
+
+static enum xr_wc_opcode send_wc_opcode(enum xr_wr_opcode opcode)
+{
+	switch (opcode) {
+	case XR_WR_RDMA_WRITE:
+	case XR_WR_RDMA_WRITE_WITH_IMM:
+		return XR_WC_RDMA_WRITE;
+	case XR_WR_RDMA_READ:
+		return XR_WC_RDMA_READ;
+	case XR_WR_ATOMIC_CMP_AND_SWP:
+		return XR_WC_COMP_SWAP;
+	case XR_WR_ATOMIC_FETCH_AND_ADD:
+		return XR_WC_FETCH_ADD;
+	case XR_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return XR_WC_MASKED_COMP_SWAP;
+	case XR_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return XR_WC_MASKED_FETCH_ADD;
+	default:
+		return XR_WC_SEND;
+	}
 }
 
 static void format_size(uint32_t size, char *out, size_t out_len)
@@ -94,18 +172,31 @@ static void format_size(uint32_t size, char *out, size_t out_len)
 		snprintf(out, out_len, "%u B", size);
 }
 
-/* Each operation carries its own pattern, so a message landing in the wrong buffer shows. */
+/* Each operation carries its own pattern, so data landing in the wrong place shows. */
 static uint8_t pattern_byte(size_t op_index, size_t offset)
 {
 	return (uint8_t)(offset * 131 + op_index * 17 + 7);
 }
 
-static size_t recv_offset(size_t op_index)
+static bool pattern_differs(const uint8_t *data, size_t op_index, size_t size, char *reason,
+			    size_t reason_len)
+{
+	for (size_t off = 0; off < size; off++) {
+		if (data[off] != pattern_byte(op_index, off)) {
+			snprintf(reason, reason_len, "content differs at byte %zu", off);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Where operation i lands in the server's region: one 8-byte aligned area each. */
+static size_t server_offset(size_t op_index)
 {
 	size_t offset = 0;
 
 	for (size_t i = 0; i < op_index; i++)
-		offset += demo_ops[i].size;
+		offset += (demo_ops[i].size + 7) & ~7u;
 	return offset;
 }
 
@@ -119,163 +210,51 @@ static size_t largest_op(void)
 	return largest;
 }
 
-static bool gid_is_ipv4_mapped(const union xr_gid *gid)
+static bool both_run(const struct endpoint *ep, const struct peer_info *remote, size_t i)
 {
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
+	return !is_masked(demo_ops[i].opcode) ||
+	       (ep->local.masked_atomics && remote->masked_atomics);
 }
 
 /* ---- out of band ------------------------------------------------------ */
 
-static int oob_write_line(int fd, const char *line)
+static int oob_send_line(int fd, const char *line)
 {
-	size_t len = strlen(line);
-
-	while (len > 0) {
-		ssize_t n = send(fd, line, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		line += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return oob_write_line(fd, line, tool_now_ms() + OOB_TIMEOUT_MS);
 }
 
-/* Reads one line without its newline; bounded by OOB_TIMEOUT_MS per byte. */
-static int oob_read_line(int fd, char *line, size_t line_len)
+static int oob_recv_line(int fd, char *line, size_t size)
 {
-	size_t used = 0;
-
-	while (used + 1 < line_len) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int ready = poll(&pfd, 1, OOB_TIMEOUT_MS);
-		char c;
-		ssize_t n;
-
-		if (ready == 0)
-			return -ETIMEDOUT;
-		if (ready < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		n = recv(fd, &c, 1, 0);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (c == '\n') {
-			line[used] = '\0';
-			return 0;
-		}
-		line[used++] = c;
-	}
-	return -EMSGSIZE;
-}
-
-static int oob_accept(void)
-{
-	struct sockaddr_in addr = {
-	    .sin_family = AF_INET,
-	    .sin_port = htons(DEMO_PORT),
-	    .sin_addr.s_addr = htonl(INADDR_ANY),
-	};
-	struct pollfd pfd;
-	int one = 1, listen_fd, fd = -1, ready;
-
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0)
-		return -errno;
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    listen(listen_fd, 1) < 0) {
-		fd = -errno;
-		close(listen_fd);
-		return fd;
-	}
-	pfd = (struct pollfd){.fd = listen_fd, .events = POLLIN};
-	ready = poll(&pfd, 1, ACCEPT_TIMEOUT_MS);
-	if (ready > 0)
-		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	else if (ready == 0)
-		errno = ETIMEDOUT;
-	if (ready <= 0 || fd < 0)
-		fd = -errno;
-	close(listen_fd);
-	return fd;
-}
-
-/* Retries while the server is still starting up. */
-static int oob_connect(const char *server_ip)
-{
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(DEMO_PORT)};
-	int64_t deadline = now_ns() + CONNECT_TIMEOUT_MS * 1000000LL;
-
-	if (inet_pton(AF_INET, server_ip, &addr.sin_addr) != 1)
-		return -EINVAL;
-	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-		if (fd < 0)
-			return -errno;
-		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
-			return fd;
-		close(fd);
-		if ((errno != ECONNREFUSED && errno != ENETUNREACH) || now_ns() > deadline)
-			return -errno;
-		usleep(100 * 1000);
-	}
+	return oob_read_line(fd, line, size, tool_now_ms() + OOB_TIMEOUT_MS);
 }
 
 static int oob_exchange(int fd, const struct peer_info *local, struct peer_info *remote)
 {
 	char line[OOB_LINE_MAX], gid_text[INET6_ADDRSTRLEN];
-	int err;
+	int masked, err;
 
 	inet_ntop(AF_INET6, local->gid.raw, gid_text, sizeof(gid_text));
-	snprintf(line, sizeof(line), "xroce-demo qpn=%" PRIx32 " psn=%" PRIx32 " gid=%s\n",
-		 local->qpn, local->psn, gid_text);
-	err = oob_write_line(fd, line);
+	snprintf(line, sizeof(line),
+		 "xroce-demo qpn=%" PRIx32 " psn=%" PRIx32 " gid=%s rkey=%" PRIx32 " addr=%" PRIx64
+		 " masked=%d\n",
+		 local->qpn, local->psn, gid_text, local->rkey, local->addr, local->masked_atomics);
+	err = oob_send_line(fd, line);
 	if (!err)
-		err = oob_read_line(fd, line, sizeof(line));
+		err = oob_recv_line(fd, line, sizeof(line));
 	if (err)
 		return err;
-	if (sscanf(line, "xroce-demo qpn=%" SCNx32 " psn=%" SCNx32 " gid=%45s", &remote->qpn,
-		   &remote->psn, gid_text) != 3 ||
+	if (sscanf(line,
+		   "xroce-demo qpn=%" SCNx32 " psn=%" SCNx32 " gid=%45s rkey=%" SCNx32
+		   " addr=%" SCNx64 " masked=%d",
+		   &remote->qpn, &remote->psn, gid_text, &remote->rkey, &remote->addr,
+		   &masked) != 6 ||
 	    inet_pton(AF_INET6, gid_text, remote->gid.raw) != 1)
 		return -EPROTO;
+	remote->masked_atomics = masked == 1;
 	return 0;
 }
 
 /* ---- RDMA resources ---------------------------------------------------- */
-
-static int find_ipv4_gid(struct endpoint *ep)
-{
-	struct xr_device_attr attr;
-	int err = xr_query_device(ep->dev, &attr);
-
-	if (err)
-		return err;
-	ep->mtu = attr.active_mtu;
-	for (int i = 0; i < attr.num_gids; i++) {
-		err = xr_query_gid(ep->dev, i, &ep->local.gid);
-		if (err)
-			return err;
-		if (gid_is_ipv4_mapped(&ep->local.gid)) {
-			ep->gid_index = i;
-			return 0;
-		}
-	}
-	return -EADDRNOTAVAIL;
-}
 
 static void endpoint_close(struct endpoint *ep)
 {
@@ -292,8 +271,13 @@ static void endpoint_close(struct endpoint *ep)
 	free(ep->buf);
 }
 
-static int endpoint_open(struct endpoint *ep, const char *ifname, size_t buf_size)
+/* The server's whole buffer is its region: the client may write, read and add there. */
+static int endpoint_open(struct endpoint *ep, const char *ifname, bool is_server)
 {
+	const int access = is_server ? XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE |
+					   XR_ACCESS_REMOTE_READ | XR_ACCESS_REMOTE_ATOMIC
+				     : XR_ACCESS_LOCAL_WRITE;
+	size_t buf_size = is_server ? server_offset(NUM_OPS) : largest_op();
 	struct xr_qp_init_attr qp_attr = {
 	    .qp_type = XR_QPT_RC,
 	    .cap = {.max_send_wr = NUM_OPS,
@@ -301,119 +285,112 @@ static int endpoint_open(struct endpoint *ep, const char *ifname, size_t buf_siz
 		    .max_send_sge = 1,
 		    .max_recv_sge = 1},
 	};
+	struct xr_device_attr dev_attr;
 	uint32_t psn;
 	int err;
 
 	ep->dev = xr_open_device(ifname, NULL);
 	if (!ep->dev) {
-		fprintf(stderr, "xroce-demo: cannot open %s: %s\n", ifname, strerror(errno));
+		fprintf(stderr, PROG ": cannot open %s: %s\n", ifname, strerror(errno));
 		return -errno;
 	}
-	err = find_ipv4_gid(ep);
-	if (err) {
-		fprintf(stderr, "xroce-demo: no IPv4 GID on %s: %s\n", ifname, strerror(-err));
-		return err;
+	ep->gid_index = find_ipv4_gid(ep->dev, &dev_attr, &ep->local.gid);
+	if (ep->gid_index < 0) {
+		fprintf(stderr, PROG ": no IPv4 GID on %s: %s\n", ifname, strerror(-ep->gid_index));
+		return ep->gid_index;
 	}
-	ep->buf = calloc(1, buf_size);
+	ep->mtu = dev_attr.active_mtu;
+	ep->local.masked_atomics = dev_attr.device_cap_flags & XR_DEVICE_MASKED_ATOMICS;
+	ep->buf = aligned_alloc(8, buf_size);
 	ep->pd = ep->buf ? xr_alloc_pd(ep->dev) : NULL;
 	ep->cq = ep->pd ? xr_create_cq(ep->dev, 2 * NUM_OPS, NULL) : NULL;
-	ep->mr = ep->cq ? xr_reg_mr(ep->pd, ep->buf, buf_size, XR_ACCESS_LOCAL_WRITE) : NULL;
+	ep->mr = ep->cq ? xr_reg_mr(ep->pd, ep->buf, buf_size, access) : NULL;
 	qp_attr.send_cq = ep->cq;
 	qp_attr.recv_cq = ep->cq;
 	ep->qp = ep->mr ? xr_create_qp(ep->pd, &qp_attr) : NULL;
 	if (!ep->qp) {
 		err = ep->buf ? -errno : -ENOMEM;
-		fprintf(stderr, "xroce-demo: cannot set up the queue pair: %s\n", strerror(-err));
+		fprintf(stderr, PROG ": cannot set up the queue pair: %s\n", strerror(-err));
 		return err;
 	}
+	memset(ep->buf, 0, buf_size);
 	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
-		psn = (uint32_t)now_ns();
+		psn = (uint32_t)tool_now_ns();
 	ep->local.qpn = ep->qp->qp_num;
 	ep->local.psn = psn & 0xffffff;
+	if (is_server) {
+		ep->local.rkey = ep->mr->rkey;
+		ep->local.addr = (uintptr_t)ep->buf;
+	}
 	return 0;
 }
 
-/* RESET -> INIT: from here on receives can be posted. */
-static int endpoint_init(struct endpoint *ep)
-{
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_INIT,
-	    .port_num = 1,
-	    .qp_access_flags = XR_ACCESS_LOCAL_WRITE,
-	};
-
-	return xr_modify_qp(ep->qp, &attr,
-			    XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
-}
-
-/* INIT -> RTR -> RTS with the attributes verbs requires at each step. */
+/* INIT -> RTR -> RTS; one READ or atomic outstanding at a time is all the demo needs. */
 static int endpoint_connect(struct endpoint *ep, const struct peer_info *remote)
 {
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_RTR,
+	struct qp_rtr_attr rtr = {
 	    .path_mtu = ep->mtu,
-	    .dest_qp_num = remote->qpn,
+	    .dest_qpn = remote->qpn,
 	    .rq_psn = remote->psn,
+	    .dgid = remote->gid,
+	    .sgid_index = (uint8_t)ep->gid_index,
+	    .port_num = 1,
+	    .hop_limit = 64,
 	    .max_dest_rd_atomic = 1,
 	    .min_rnr_timer = 12,
-	    .ah_attr = {.is_global = 1,
-			.port_num = 1,
-			.grh = {.dgid = remote->gid,
-				.sgid_index = (uint8_t)ep->gid_index,
-				.hop_limit = 64}},
 	};
-	int err = xr_modify_qp(ep->qp, &attr,
-			       XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN |
-				   XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+	const char *failed;
 
-	if (err)
-		return err;
-	attr = (struct xr_qp_attr){
-	    .qp_state = XR_QPS_RTS,
-	    .timeout = 14,
-	    .retry_cnt = 7,
-	    .rnr_retry = 7,
-	    .sq_psn = ep->local.psn,
-	    .max_rd_atomic = 1,
-	};
-	return xr_modify_qp(ep->qp, &attr,
-			    XR_QP_STATE | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |
-				XR_QP_SQ_PSN | XR_QP_MAX_QP_RD_ATOMIC);
+	return qp_connect(ep->qp, &rtr, ep->local.psn, 1, &failed);
 }
 
-/* Yields between empty polls: on a small machine the engine threads need the CPU. */
-static int poll_one(struct xr_cq *cq, struct xr_wc *wc)
+/* ---- server -------------------------------------------------------------- */
+
+/*
+ * Receives go first, so no SEND ever meets an empty receive queue; a WRITE
+ * with immediate consumes a receive but places no data in it. The READ's
+ * source and the atomics' target words are set up before the client starts.
+ */
+static int server_prepare(struct endpoint *ep)
 {
-	int64_t deadline = now_ns() + COMPLETION_TIMEOUT_NS;
+	for (size_t i = 0; i < NUM_OPS; i++) {
+		const struct demo_op *op = &demo_ops[i];
+		uint8_t *area = ep->buf + server_offset(i);
+		struct xr_sge sge = {
+		    .addr = (uintptr_t)area, .length = op->size, .lkey = ep->mr->lkey};
+		struct xr_recv_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1};
+		struct xr_recv_wr *bad_wr;
+		int err;
 
-	for (;;) {
-		int n = xr_poll_cq(cq, 1, wc);
-
-		if (n < 0)
-			return n;
-		if (n == 1)
-			return 0;
-		if (now_ns() > deadline)
-			return -ETIMEDOUT;
-		sched_yield();
+		if (op->opcode == XR_WR_RDMA_READ)
+			for (size_t off = 0; off < op->size; off++)
+				area[off] = pattern_byte(i, off);
+		if (is_atomic(op->opcode))
+			memcpy(area, &op->initial, sizeof(op->initial));
+		if (!consumes_receive(op->opcode))
+			continue;
+		if (op->opcode == XR_WR_RDMA_WRITE_WITH_IMM)
+			wr.num_sge = 0;
+		err = xr_post_recv(ep->qp, &wr, &bad_wr);
+		if (err)
+			return err;
 	}
+	return 0;
 }
 
-/* ---- roles --------------------------------------------------------------- */
-
-/* Returns true when the completion carries exactly what op i sent; otherwise says why. */
-static bool check_receive(const struct endpoint *ep, size_t i, const struct xr_wc *wc, char *reason,
-			  size_t reason_len)
+/* Checks the receive completion of operation i: the right one, with the right immediate. */
+static bool check_receive(size_t i, const struct xr_wc *wc, char *reason, size_t reason_len)
 {
 	const struct demo_op *op = &demo_ops[i];
-	const uint8_t *data = ep->buf + recv_offset(i);
-	bool want_imm = op->opcode == XR_WR_SEND_WITH_IMM;
+	bool want_imm = has_imm(op->opcode);
+	enum xr_wc_opcode want_opcode =
+	    op->opcode == XR_WR_RDMA_WRITE_WITH_IMM ? XR_WC_RECV_RDMA_WITH_IMM : XR_WC_RECV;
 
 	if (wc->status != XR_WC_SUCCESS) {
-		snprintf(reason, reason_len, "status %s", xr_wc_status_str(wc->status));
+		snprintf(reason, reason_len, "receive status %s", xr_wc_status_str(wc->status));
 		return false;
 	}
-	if (wc->wr_id != i || wc->opcode != XR_WC_RECV) {
+	if (wc->wr_id != i || wc->opcode != want_opcode) {
 		snprintf(reason, reason_len, "completion for wr_id %" PRIu64 " opcode %d",
 			 wc->wr_id, wc->opcode);
 		return false;
@@ -432,126 +409,199 @@ static bool check_receive(const struct endpoint *ep, size_t i, const struct xr_w
 			 ntohl(wc->imm_data), op->imm);
 		return false;
 	}
-	for (size_t off = 0; off < op->size; off++) {
-		if (data[off] != pattern_byte(i, off)) {
-			snprintf(reason, reason_len, "content differs at byte %zu", off);
-			return false;
-		}
-	}
 	return true;
 }
 
-static int post_all_receives(struct endpoint *ep)
+/* Checks what operation i left in the server's memory; says what was verified or why not. */
+static bool server_check(struct endpoint *ep, size_t i, char *what, size_t what_len)
 {
-	for (size_t i = 0; i < NUM_OPS; i++) {
-		struct xr_sge sge = {
-		    .addr = (uintptr_t)(ep->buf + recv_offset(i)),
-		    .length = demo_ops[i].size,
-		    .lkey = ep->mr->lkey,
-		};
-		struct xr_recv_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1};
-		struct xr_recv_wr *bad_wr;
-		int err = xr_post_recv(ep->qp, &wr, &bad_wr);
+	const struct demo_op *op = &demo_ops[i];
+	const uint8_t *area = ep->buf + server_offset(i);
+	struct xr_wc wc;
+	uint64_t word;
 
-		if (err)
-			return err;
+	if (consumes_receive(op->opcode)) {
+		if (poll_cq_until(ep->cq, &wc, 1, 1, tool_now_ms() + COMPLETION_TIMEOUT_MS) != 1) {
+			snprintf(what, what_len, "no receive completion");
+			return false;
+		}
+		if (!check_receive(i, &wc, what, what_len))
+			return false;
 	}
-	return 0;
+	if (is_atomic(op->opcode)) {
+		memcpy(&word, area, sizeof(word));
+		snprintf(what, what_len, "target word %s 0x%016" PRIx64,
+			 word == op->result ? "now" : "wrong:", word);
+		return word == op->result;
+	}
+	if (pattern_differs(area, i, op->size, what, what_len))
+		return false;
+	if (op->opcode == XR_WR_RDMA_READ)
+		snprintf(what, what_len, "source unchanged");
+	else
+		snprintf(what, what_len, "content%s verified",
+			 has_imm(op->opcode) ? " and immediate" : "");
+	return true;
 }
 
-static int run_server(struct endpoint *ep, int oob)
+static int run_server(struct endpoint *ep, const struct peer_info *remote, int oob)
 {
 	int failures = 0;
 
 	for (size_t i = 0; i < NUM_OPS; i++) {
 		const struct demo_op *op = &demo_ops[i];
-		char size[16], reason[96], verdict[OOB_LINE_MAX];
-		struct xr_wc wc;
-		int err = poll_one(ep->cq, &wc);
+		char size[16], what[96], line[OOB_LINE_MAX];
+		unsigned int index;
 		bool ok;
 
-		if (err)
-			snprintf(reason, sizeof(reason), "no completion: %s", strerror(-err));
-		ok = !err && check_receive(ep, i, &wc, reason, sizeof(reason));
 		format_size(op->size, size, sizeof(size));
-		if (ok) {
-			printf("received %-13s %7s  content verified%s\n", op_name(op->opcode),
-			       size,
-			       op->opcode == XR_WR_SEND_WITH_IMM ? ", immediate verified" : "");
-			snprintf(verdict, sizeof(verdict), "ok\n");
-		} else {
-			printf("received %-13s %7s  FAILED: %s\n", op_name(op->opcode), size,
-			       reason);
-			snprintf(verdict, sizeof(verdict), "fail %s\n", reason);
-			failures++;
+		if (!both_run(ep, remote, i)) {
+			printf("%-20s %7s  skipped: masked atomics missing on one side\n", op->name,
+			       size);
+			continue;
 		}
-		if (oob_write_line(oob, verdict) != 0) {
-			fprintf(stderr, "xroce-demo: lost the client\n");
-			return failures + (int)(NUM_OPS - i - 1);
+		if (oob_recv_line(oob, line, sizeof(line)) != 0 ||
+		    sscanf(line, "check %u", &index) != 1 || index != i) {
+			fprintf(stderr, PROG ": lost the client\n");
+			return failures + 1;
 		}
-		/* After a failed completion the QP is in the error state: nothing more will arrive.
-		 */
-		if (err || wc.status != XR_WC_SUCCESS)
-			return failures + (int)(NUM_OPS - i - 1);
+		ok = server_check(ep, i, what, sizeof(what));
+		printf("%-20s %7s  %s%s\n", op->name, size, ok ? "" : "FAILED: ", what);
+		snprintf(line, sizeof(line), "%s %s\n", ok ? "ok" : "fail", what);
+		failures += !ok;
+		if (oob_send_line(oob, line) != 0) {
+			fprintf(stderr, PROG ": lost the client\n");
+			return failures + 1;
+		}
 	}
 	return failures;
 }
 
-static int run_client(struct endpoint *ep, int oob)
+/* ---- client -------------------------------------------------------------- */
+
+static struct xr_send_wr client_wr(const struct endpoint *ep, const struct peer_info *remote,
+				   size_t i, struct xr_sge *sge)
+{
+	const struct demo_op *op = &demo_ops[i];
+	uint64_t remote_addr = remote->addr + server_offset(i);
+	struct xr_send_wr wr = {
+	    .wr_id = i,
+	    .sg_list = sge,
+	    .num_sge = 1,
+	    .opcode = op->opcode,
+	    .send_flags = XR_SEND_SIGNALED,
+	    .imm_data = htonl(op->imm),
+	};
+
+	*sge =
+	    (struct xr_sge){.addr = (uintptr_t)ep->buf, .length = op->size, .lkey = ep->mr->lkey};
+	if (is_masked(op->opcode)) {
+		wr.wr.masked_atomic.remote_addr = remote_addr;
+		wr.wr.masked_atomic.rkey = remote->rkey;
+		wr.wr.masked_atomic.compare_add = op->compare_add;
+		wr.wr.masked_atomic.swap = op->swap;
+		wr.wr.masked_atomic.compare_add_mask = op->compare_add_mask;
+		wr.wr.masked_atomic.swap_mask = op->swap_mask;
+	} else if (is_atomic(op->opcode)) {
+		wr.wr.atomic.remote_addr = remote_addr;
+		wr.wr.atomic.rkey = remote->rkey;
+		wr.wr.atomic.compare_add = op->compare_add;
+		wr.wr.atomic.swap = op->swap;
+	} else {
+		wr.wr.rdma.remote_addr = remote_addr;
+		wr.wr.rdma.rkey = remote->rkey;
+	}
+	return wr;
+}
+
+/*
+ * Posts operation i and waits for its completion, then checks what came
+ * back. Returns false when the QP cannot go on; *local says what happened.
+ */
+static bool client_execute(struct endpoint *ep, const struct peer_info *remote, size_t i, bool *ok,
+			   char *local, size_t local_len)
+{
+	const struct demo_op *op = &demo_ops[i];
+	struct xr_sge sge;
+	struct xr_send_wr wr = client_wr(ep, remote, i, &sge), *bad_wr;
+	struct xr_wc wc = {.status = XR_WC_GENERAL_ERR};
+	uint64_t original;
+	int err;
+
+	if (op->opcode == XR_WR_SEND || op->opcode == XR_WR_SEND_WITH_IMM ||
+	    op->opcode == XR_WR_RDMA_WRITE || op->opcode == XR_WR_RDMA_WRITE_WITH_IMM)
+		for (size_t off = 0; off < op->size; off++)
+			ep->buf[off] = pattern_byte(i, off);
+	else
+		memset(ep->buf, 0, op->size);
+	*ok = false;
+	err = xr_post_send(ep->qp, &wr, &bad_wr);
+	if (!err && poll_cq_until(ep->cq, &wc, 1, 1, tool_now_ms() + COMPLETION_TIMEOUT_MS) != 1)
+		err = -ETIMEDOUT;
+	if (err) {
+		snprintf(local, local_len, "post: %s", strerror(-err));
+		return false;
+	}
+	if (wc.status != XR_WC_SUCCESS || wc.wr_id != i ||
+	    wc.opcode != send_wc_opcode(op->opcode)) {
+		snprintf(local, local_len, "completion: %s, opcode %d", xr_wc_status_str(wc.status),
+			 wc.opcode);
+		return wc.status == XR_WC_SUCCESS;
+	}
+	*ok = true;
+	if (op->opcode == XR_WR_RDMA_READ) {
+		*ok = !pattern_differs(ep->buf, i, op->size, local, local_len);
+		if (*ok)
+			snprintf(local, local_len, "read data verified");
+	} else if (is_atomic(op->opcode)) {
+		memcpy(&original, ep->buf, sizeof(original));
+		*ok = original == op->initial;
+		snprintf(local, local_len, "original 0x%016" PRIx64 " %s", original,
+			 *ok ? "verified" : "WRONG");
+	} else {
+		local[0] = '\0';
+	}
+	return true;
+}
+
+static int run_client(struct endpoint *ep, const struct peer_info *remote, int oob)
 {
 	int failures = 0;
 
 	for (size_t i = 0; i < NUM_OPS; i++) {
 		const struct demo_op *op = &demo_ops[i];
-		struct xr_sge sge = {
-		    .addr = (uintptr_t)ep->buf, .length = op->size, .lkey = ep->mr->lkey};
-		struct xr_send_wr wr = {
-		    .wr_id = i,
-		    .sg_list = &sge,
-		    .num_sge = 1,
-		    .opcode = op->opcode,
-		    .send_flags = XR_SEND_SIGNALED,
-		    .imm_data = htonl(op->imm),
-		};
-		struct xr_send_wr *bad_wr;
-		char size[16], verdict[OOB_LINE_MAX], outcome[OOB_LINE_MAX + 16];
-		struct xr_wc wc = {.status = XR_WC_GENERAL_ERR};
-		int64_t start, elapsed_ns;
-		bool sent, ok;
-		int err;
+		char size[16], local[96], verdict[OOB_LINE_MAX], line[32];
+		int64_t start = tool_now_ns();
+		bool usable, ok, remote_ok;
+		const char *remote_detail;
+		double elapsed_ms;
 
-		for (size_t off = 0; off < op->size; off++)
-			ep->buf[off] = pattern_byte(i, off);
-		start = now_ns();
-		err = xr_post_send(ep->qp, &wr, &bad_wr);
-		if (!err)
-			err = poll_one(ep->cq, &wc);
-		elapsed_ns = now_ns() - start;
-		sent =
-		    !err && wc.status == XR_WC_SUCCESS && wc.opcode == XR_WC_SEND && wc.wr_id == i;
-		if (err)
-			snprintf(outcome, sizeof(outcome), "send: %s", strerror(-err));
-		else if (!sent)
-			snprintf(outcome, sizeof(outcome), "send completion: %s",
-				 xr_wc_status_str(wc.status));
-		else if (oob_read_line(oob, verdict, sizeof(verdict)) != 0)
-			snprintf(outcome, sizeof(outcome), "no verdict from the receiver");
-		else if (strncmp(verdict, "fail ", 5) == 0)
-			snprintf(outcome, sizeof(outcome), "receiver: %s", verdict + 5);
-		else
-			snprintf(outcome, sizeof(outcome), "%s", verdict);
-		ok = sent && strcmp(outcome, "ok") == 0;
 		format_size(op->size, size, sizeof(size));
-		printf("%-13s %7s  %-6s %9.3f ms  %s\n", op_name(op->opcode), size,
-		       ok ? "OK" : "FAILED", (double)elapsed_ns / 1e6,
-		       ok ? (op->opcode == XR_WR_SEND_WITH_IMM
-				 ? "receiver verified content and immediate"
-				 : "receiver verified content")
-			  : outcome);
-		if (!ok)
-			failures++;
-		if (!sent)
-			return failures + (int)(NUM_OPS - i - 1);
+		if (!both_run(ep, remote, i)) {
+			printf("%-20s %7s  SKIPPED  masked atomics missing on %s\n", op->name, size,
+			       ep->local.masked_atomics ? "the server" : "this device");
+			continue;
+		}
+		usable = client_execute(ep, remote, i, &ok, local, sizeof(local));
+		elapsed_ms = (double)(tool_now_ns() - start) / 1e6;
+		if (!usable) {
+			printf("%-20s %7s  FAILED %9.3f ms  %s\n", op->name, size, elapsed_ms,
+			       local);
+			return failures + 1;
+		}
+		snprintf(line, sizeof(line), "check %zu\n", i);
+		if (oob_send_line(oob, line) != 0 ||
+		    oob_recv_line(oob, verdict, sizeof(verdict)) != 0)
+			snprintf(verdict, sizeof(verdict), "fail no verdict from the server");
+		remote_ok = strncmp(verdict, "ok ", 3) == 0;
+		remote_detail = remote_ok			    ? verdict + 3
+				: strncmp(verdict, "fail ", 5) == 0 ? verdict + 5
+								    : verdict;
+		ok = ok && remote_ok;
+		printf("%-20s %7s  %-6s %9.3f ms  %s%sserver: %s\n", op->name, size,
+		       ok ? "OK" : "FAILED", elapsed_ms, local, local[0] ? "; " : "",
+		       remote_detail);
+		failures += !ok;
 	}
 	return failures;
 }
@@ -573,6 +623,16 @@ static void usage(void)
 			"       xroce-demo client IFNAME SERVER_IP\n");
 }
 
+/* The operations that ran on both sides. */
+static size_t ops_run(const struct endpoint *ep, const struct peer_info *remote)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NUM_OPS; i++)
+		n += both_run(ep, remote, i);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	bool is_server = argc == 3 && strcmp(argv[1], "server") == 0;
@@ -580,60 +640,66 @@ int main(int argc, char **argv)
 	struct endpoint ep = {0};
 	struct peer_info remote;
 	char line[OOB_LINE_MAX];
-	int oob = -1, failures = (int)NUM_OPS, err;
+	const char *why;
+	int oob = -1, failures = 1, err;
 
 	if (!is_server && !is_client) {
 		usage();
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (endpoint_open(&ep, argv[2], is_server ? recv_offset(NUM_OPS) : largest_op()))
+	if (endpoint_open(&ep, argv[2], is_server))
 		goto out;
-	err = endpoint_init(&ep);
+	err = qp_to_init(ep.qp, 1,
+			 is_server ? XR_ACCESS_REMOTE_WRITE | XR_ACCESS_REMOTE_READ |
+					 XR_ACCESS_REMOTE_ATOMIC
+				   : XR_ACCESS_LOCAL_WRITE);
+	if (!err && is_server)
+		err = server_prepare(&ep);
 	if (err) {
-		fprintf(stderr, "xroce-demo: modify_qp to INIT: %s\n", strerror(-err));
-		goto out;
-	}
-	/* Receives go first, so no SEND ever meets an empty receive queue. */
-	err = is_server ? post_all_receives(&ep) : 0;
-	if (err) {
-		fprintf(stderr, "xroce-demo: post_recv: %s\n", strerror(-err));
+		fprintf(stderr, PROG ": preparing the queue pair: %s\n", strerror(-err));
 		goto out;
 	}
 	if (is_server)
 		printf("waiting for a client on TCP port %d\n", DEMO_PORT);
-	oob = is_server ? oob_accept() : oob_connect(argv[3]);
+	oob = is_server
+		  ? oob_accept(AF_INET, DEMO_PORT, ACCEPT_TIMEOUT_MS, &why)
+		  : oob_connect(argv[3], DEMO_PORT, CONNECT_TIMEOUT_MS, CONNECT_TIMEOUT_MS, &why);
 	if (oob < 0) {
-		fprintf(stderr, "xroce-demo: out-of-band connection: %s\n", strerror(-oob));
+		fprintf(stderr, PROG ": out-of-band connection: %s\n", why);
 		goto out;
 	}
 	err = oob_exchange(oob, &ep.local, &remote);
 	if (err) {
-		fprintf(stderr, "xroce-demo: out-of-band exchange: %s\n", strerror(-err));
+		fprintf(stderr, PROG ": out-of-band exchange: %s\n", oob_error(err));
 		goto out;
 	}
 	err = endpoint_connect(&ep, &remote);
 	if (err) {
-		fprintf(stderr, "xroce-demo: modify_qp: %s\n", strerror(-err));
+		fprintf(stderr, PROG ": modify_qp: %s\n", strerror(-err));
 		goto out;
 	}
 	/* The client must not send before the server's QP has left INIT. */
 	if (is_server)
-		err = oob_write_line(oob, "ready\n");
-	else if ((err = oob_read_line(oob, line, sizeof(line))) == 0 && strcmp(line, "ready") != 0)
+		err = oob_send_line(oob, "ready\n");
+	else if ((err = oob_recv_line(oob, line, sizeof(line))) == 0 && strcmp(line, "ready") != 0)
 		err = -EPROTO;
 	if (err) {
-		fprintf(stderr, "xroce-demo: waiting for the peer: %s\n", strerror(-err));
+		fprintf(stderr, PROG ": waiting for the peer: %s\n", oob_error(err));
 		goto out;
 	}
 	print_connection(&ep, &remote);
-	failures = is_server ? run_server(&ep, oob) : run_client(&ep, oob);
-	/* The server's QP must live until the client has the ACK of its last SEND. */
+	failures = is_server ? run_server(&ep, &remote, oob) : run_client(&ep, &remote, oob);
+	/* The server's QP must live until the client has the ACK of its last operation. */
 	if (is_server)
-		oob_read_line(oob, line, sizeof(line));
+		oob_recv_line(oob, line, sizeof(line));
 	else
-		oob_write_line(oob, "done\n");
-	printf("%zu of %zu operations succeeded\n", NUM_OPS - (size_t)failures, NUM_OPS);
+		oob_send_line(oob, "done\n");
+	printf("%zu of %zu operations succeeded", ops_run(&ep, &remote) - (size_t)failures,
+	       ops_run(&ep, &remote));
+	if (ops_run(&ep, &remote) < NUM_OPS)
+		printf(", %zu skipped", NUM_OPS - ops_run(&ep, &remote));
+	printf("\n");
 out:
 	if (oob >= 0)
 		close(oob);
