@@ -22,6 +22,7 @@
  *   --seed N             generator seed (default 1)
  *   --max-seconds S      exit after S seconds (default 300)
  *   --no-xdp-pass        do not attach the XDP pass program (see below)
+ *   --verbose            print a line for every RoCE frame impaired
  *
  * It observes what the endpoints send before impairing it and counts, per
  * direction and per destination QP: requests, retransmitted requests (PSN not
@@ -137,6 +138,7 @@ struct direction {
 };
 
 static struct direction dirs[NDIRS];
+static bool verbose;
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -351,6 +353,15 @@ static int64_t next_deadline(const struct direction *d, int64_t until)
 	return until;
 }
 
+static void log_action(const struct direction *d, const char *action, const uint8_t *bth)
+{
+	if (!verbose)
+		return;
+	printf("%s %s opcode 0x%02x qp 0x%06x psn %u\n", dir_names[d - dirs], action, bth[0],
+	       (unsigned int)(bth[5] << 16 | bth[6] << 8 | bth[7]),
+	       (unsigned int)(bth[9] << 16 | bth[10] << 8 | bth[11]));
+}
+
 static bool drop_this_atomic_ack(struct direction *d)
 {
 	for (unsigned int i = 0; i < d->imp.n_ack_drops; i++)
@@ -373,10 +384,12 @@ static void process(struct direction *d, struct frame *f, int64_t now)
 	observe(d, f->data + bth, f->len - bth);
 	if (f->data[bth] == OP_ATOMIC_ACK && drop_this_atomic_ack(d)) {
 		d->c.atomic_acks_dropped++;
+		log_action(d, "drop-atomic-ack", f->data + bth);
 		return;
 	}
 	if (chance(d, d->imp.loss)) {
 		d->c.dropped++;
+		log_action(d, "drop", f->data + bth);
 		return;
 	}
 	if (chance(d, d->imp.corrupt)) {
@@ -384,13 +397,16 @@ static void process(struct direction *d, struct frame *f, int64_t now)
 
 		f->data[bth + bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		d->c.corrupted++;
+		log_action(d, "corrupt", f->data + bth);
 	}
 	if (chance(d, d->imp.dup)) {
 		copies = 2;
 		d->c.duplicated++;
+		log_action(d, "duplicate", f->data + bth);
 	}
 	if (chance(d, d->imp.reorder) && hold(d, f, now)) {
 		d->c.reordered++;
+		log_action(d, "hold", f->data + bth);
 		return;
 	}
 	for (int i = 0; i < copies; i++) {
@@ -490,7 +506,8 @@ static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: " PROG " IF_A IF_B [--seed N] [--max-seconds S] [--no-xdp-pass]\n"
+		"usage: " PROG
+		" IF_A IF_B [--seed N] [--max-seconds S] [--no-xdp-pass] [--verbose]\n"
 		"       [[a2b-|b2a-]--loss PCT] [--dup PCT] [--reorder PCT] [--reorder-gap N]\n"
 		"       [--delay-us US] [--corrupt PCT] [--drop-atomic-ack N]...\n"
 		"       (a2b-/b2a- after the dashes, e.g. --b2a-loss 5, limits to one "
@@ -584,6 +601,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(opt, "--no-xdp-pass")) {
 			xdp_pass = false;
+			continue;
+		}
+		if (!strcmp(opt, "--verbose")) {
+			verbose = true;
 			continue;
 		}
 		if (strncmp(opt, "--", 2) || i + 1 == argc) {
