@@ -11,7 +11,8 @@
  * XDP_REDIRECT, the redirected counter and the QP's rx_frames. (Test runs do
  * not perform the redirect; the program's verdict is what is checked.)
  *
- * ICRCs are left zero: this program does not check them.
+ * ICRCs are left zero: with the QPs' fast paths off the program checks
+ * none (test_xdp_fastpath covers the fast paths and their ICRC checks).
  * Needs root (loading BPF programs). Prints one line per case.
  */
 #include <errno.h>
