@@ -326,7 +326,6 @@ static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_ent
 	udp = data + XR_FAST_UDP_OFF;
 	bth = data + XR_FAST_BTH_OFF;
 	aeth = data + XR_FAST_EXT_OFF;
-	icrc = data + ACK_ICRC_OFF;
 
 	__builtin_memcpy(eth->h_dest, peer_mac, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, our_mac, ETH_ALEN);
