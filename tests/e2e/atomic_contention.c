@@ -33,23 +33,12 @@
  * Each process prints one line per phase with the target's verdict; the
  * exit status is 1 when anything failed.
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "xroce/xroce.h"
+#include "../../user/tools/tool_common.h"
 
 #define PROG "atomic_contention"
 #define DEFAULT_PORT 18783
@@ -77,8 +66,6 @@
 #define PHASE_TIMEOUT_MS 60000
 #define OP_TIMEOUT_MS 10000
 
-#define SPIN_POLLS_BEFORE_SLEEP 256
-#define IDLE_SLEEP_NS 20000
 /* After a lost CAS, wait this long plus up to as much again before the next try. */
 #define LOCK_BACKOFF_NS 20000
 
@@ -119,14 +106,6 @@ struct remote_area {
 	uint64_t addr;
 	uint32_t rkey;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static double now_s(void)
 {
@@ -176,72 +155,6 @@ static void report_ok(struct report *r, const char *fmt, ...)
 }
 
 /* ---- out-of-band messages --------------------------------------------------- */
-
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = events};
-		int64_t left = deadline - now_ms();
-		int n;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(&pfd, 1, (int)left);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-static int read_full(int fd, void *buf, size_t len, int64_t deadline)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLIN, deadline);
-
-		if (ret)
-			return ret;
-		n = read(fd, (char *)buf + got, len - got);
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		got += n;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len, int64_t deadline)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLOUT, deadline);
-
-		if (ret)
-			return ret;
-		n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		done += n;
-	}
-	return 0;
-}
-
-static const char *oob_error(int err)
-{
-	return err == -EPIPE ? "peer closed the connection" : strerror(-err);
-}
 
 /* A message being built or parsed: big-endian fields at a cursor. */
 struct wire {
@@ -331,13 +244,13 @@ static int send_msg(int fd, enum msg_kind kind, bool ok, uint64_t value)
 	put32(&w, kind);
 	put32(&w, ok);
 	put64(&w, value);
-	return write_full(fd, w.bytes, w.pos, now_ms() + OOB_TIMEOUT_MS);
+	return oob_write_full(fd, w.bytes, w.pos, tool_now_ms() + OOB_TIMEOUT_MS);
 }
 
 static int recv_msg(int fd, enum msg_kind kind, struct msg *m, int timeout_ms)
 {
 	struct wire w = {0};
-	int ret = read_full(fd, w.bytes, MSG_SIZE, now_ms() + timeout_ms);
+	int ret = oob_read_full(fd, w.bytes, MSG_SIZE, tool_now_ms() + timeout_ms);
 
 	if (ret)
 		return ret;
@@ -356,37 +269,21 @@ struct qp_end {
 	uint32_t psn;
 };
 
-static bool is_ipv4_mapped(const union xr_gid *gid)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return !memcmp(gid->raw, prefix, sizeof(prefix));
-}
-
 /* Opens ifname's device; its IPv4 GID, active MTU and initiator depth. */
-static struct xr_device *open_device(const char *ifname, union xr_gid *gid, enum xr_mtu *mtu,
-				     uint32_t *max_rd_atom)
+static struct xr_device *open_device(const char *ifname, union xr_gid *gid, int *gid_index,
+				     enum xr_mtu *mtu, uint32_t *max_rd_atom)
 {
 	struct xr_device_attr attr;
 	struct xr_device *dev = xr_open_device(ifname, NULL);
-	int ret, i;
 
 	if (!dev) {
 		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ifname,
 			strerror(errno));
 		return NULL;
 	}
-	ret = xr_query_device(dev, &attr);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't query %s: %s\n", ifname, strerror(-ret));
-		xr_close_device(dev);
-		return NULL;
-	}
-	for (i = 0; i < attr.num_gids; i++)
-		if (!xr_query_gid(dev, i, gid) && is_ipv4_mapped(gid))
-			break;
-	if (i == attr.num_gids) {
-		fprintf(stderr, PROG ": %s has no IPv4 GID\n", ifname);
+	*gid_index = find_ipv4_gid(dev, &attr, gid);
+	if (*gid_index < 0) {
+		fprintf(stderr, PROG ": no IPv4 GID on %s: %s\n", ifname, strerror(-*gid_index));
 		xr_close_device(dev);
 		return NULL;
 	}
@@ -402,8 +299,6 @@ static int create_qp_end(struct xr_device *dev, struct xr_pd *pd, struct qp_end 
 	    .cap = {.max_send_wr = send_wr, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
 	    .qp_type = XR_QPT_RC,
 	};
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_INIT, .port_num = 1, .qp_access_flags = remote_all};
 	int ret;
 
 	end->send_cq = xr_create_cq(dev, 2 * send_wr, NULL);
@@ -419,8 +314,7 @@ static int create_qp_end(struct xr_device *dev, struct xr_pd *pd, struct qp_end 
 		fprintf(stderr, PROG ": couldn't create QP: %s\n", strerror(errno));
 		return -1;
 	}
-	ret = xr_modify_qp(end->qp, &attr,
-			   XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+	ret = qp_to_init(end->qp, 1, remote_all);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't move QP to INIT: %s\n", strerror(-ret));
 		return -1;
@@ -430,40 +324,25 @@ static int create_qp_end(struct xr_device *dev, struct xr_pd *pd, struct qp_end 
 }
 
 static int connect_qp(struct qp_end *end, enum xr_mtu mtu, uint32_t rd_atom, uint32_t dest_qpn,
-		      uint32_t dest_psn, const union xr_gid *dgid)
+		      uint32_t dest_psn, const union xr_gid *dgid, int sgid_index)
 {
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_RTR,
+	struct qp_rtr_attr rtr = {
 	    .path_mtu = mtu,
-	    .dest_qp_num = dest_qpn,
+	    .dest_qpn = dest_qpn,
 	    .rq_psn = dest_psn,
-	    .max_dest_rd_atomic = rd_atom,
+	    .dgid = *dgid,
+	    .sgid_index = (uint8_t)sgid_index,
+	    .port_num = 1,
+	    .hop_limit = 64,
+	    .max_dest_rd_atomic = (uint8_t)rd_atom,
 	    .min_rnr_timer = 1,
-	    .ah_attr = {.is_global = 1, .port_num = 1, .grh = {.dgid = *dgid, .hop_limit = 64}},
 	};
-	int ret;
+	const char *failed;
+	int ret = qp_connect(end->qp, &rtr, end->psn, (uint8_t)rd_atom, &failed);
 
-	ret = xr_modify_qp(end->qp, &attr,
-			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN |
-			       XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't move QP to RTR: %s\n", strerror(-ret));
-		return -1;
-	}
-	attr.qp_state = XR_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.sq_psn = end->psn;
-	attr.max_rd_atomic = rd_atom;
-	ret = xr_modify_qp(end->qp, &attr,
-			   XR_QP_STATE | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |
-			       XR_QP_SQ_PSN | XR_QP_MAX_QP_RD_ATOMIC);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't move QP to RTS: %s\n", strerror(-ret));
-		return -1;
-	}
-	return 0;
+	if (ret)
+		fprintf(stderr, PROG ": couldn't move QP to %s: %s\n", failed, strerror(-ret));
+	return ret ? -1 : 0;
 }
 
 static void destroy_qp_end(struct qp_end *end)
@@ -474,32 +353,6 @@ static void destroy_qp_end(struct qp_end *end)
 		xr_destroy_cq(end->send_cq);
 	if (end->recv_cq)
 		xr_destroy_cq(end->recv_cq);
-}
-
-/* Polls until n completions are in wc or the deadline passes; returns how many arrived. */
-static int poll_until(struct xr_cq *cq, struct xr_wc *wc, int n, int64_t deadline)
-{
-	unsigned int idle_polls = 0;
-	int got = 0;
-
-	while (got < n) {
-		int ne = xr_poll_cq(cq, n - got, wc + got);
-
-		if (ne < 0) {
-			fprintf(stderr, PROG ": xr_poll_cq: %s\n", strerror(-ne));
-			return got;
-		}
-		got += ne;
-		if (ne > 0) {
-			idle_polls = 0;
-			continue;
-		}
-		if (now_ms() >= deadline)
-			break;
-		if (++idle_polls > SPIN_POLLS_BEFORE_SLEEP)
-			sleep_ns(IDLE_SLEEP_NS);
-	}
-	return got;
 }
 
 static bool check_wc(const struct xr_wc *wc, uint64_t wr_id, enum xr_wc_opcode opcode,
@@ -535,6 +388,7 @@ struct initiator {
 	struct xr_pd *pd;
 	struct qp_end end;
 	union xr_gid gid;
+	int gid_index;
 	enum xr_mtu mtu;
 	uint32_t rd_atom;
 	/* FAA results, then the CAS result word and the local copy of the record. */
@@ -594,7 +448,7 @@ static uint64_t result_at(const struct initiator *in, size_t offset)
  */
 static void run_faa(struct initiator *in, struct report *r, uint32_t *interleaved)
 {
-	int64_t deadline = now_ms() + PHASE_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + PHASE_TIMEOUT_MS;
 	uint32_t posted = 0, completed = 0;
 	double start = now_s();
 
@@ -614,7 +468,7 @@ static void run_faa(struct initiator *in, struct report *r, uint32_t *interleave
 				return;
 			posted++;
 		}
-		got = poll_until(in->end.send_cq, wc, 1, deadline);
+		got = poll_cq_until(in->end.send_cq, wc, 1, 1, deadline);
 		if (got == 0)
 			return report_fail(r, "%u of %d FAAs completed within %d s", completed,
 					   FAA_PER_INITIATOR, PHASE_TIMEOUT_MS / 1000);
@@ -646,7 +500,7 @@ static bool run_chain(struct initiator *in, struct xr_send_wr *wr, int n, struct
 
 	if (!post(in->end.qp, wr, r))
 		return false;
-	if (poll_until(in->end.send_cq, wc, n, now_ms() + OP_TIMEOUT_MS) != n) {
+	if (poll_cq_until(in->end.send_cq, wc, n, n, tool_now_ms() + OP_TIMEOUT_MS) != n) {
 		report_fail(r, "no completion within %d s", OP_TIMEOUT_MS / 1000);
 		return false;
 	}
@@ -699,7 +553,7 @@ static bool critical_section(struct initiator *in, uint32_t n, uint64_t *lost_ca
 			return false;
 		}
 		++*lost_cas;
-		if (now_ms() >= deadline) {
+		if (tool_now_ms() >= deadline) {
 			report_fail(r, "section %u: lock not acquired within the phase", n);
 			return false;
 		}
@@ -737,7 +591,7 @@ static bool critical_section(struct initiator *in, uint32_t n, uint64_t *lost_ca
 
 static void run_lock(struct initiator *in, struct report *r, uint64_t *lost_cas)
 {
-	int64_t deadline = now_ms() + PHASE_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + PHASE_TIMEOUT_MS;
 	double start = now_s();
 
 	*lost_cas = 0;
@@ -750,40 +604,16 @@ static void run_lock(struct initiator *in, struct report *r, uint64_t *lost_cas)
 		  CS_PER_INITIATOR, now_s() - start, *lost_cas);
 }
 
-static int client_connect(const char *server_ip, unsigned int port)
-{
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int64_t retry_until = now_ms() + CONNECT_RETRY_MS;
-
-	if (inet_pton(AF_INET, server_ip, &addr.sin_addr) != 1)
-		return -EINVAL;
-	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		int err;
-
-		if (fd < 0)
-			return -errno;
-		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
-			return fd;
-		err = errno;
-		close(fd);
-		if ((err != ECONNREFUSED && err != ENETUNREACH && err != EHOSTUNREACH) ||
-		    now_ms() >= retry_until)
-			return -err;
-		usleep(100000);
-	}
-}
-
 static int initiator_exchange(struct initiator *in, const char *target_ip, unsigned int port)
 {
 	struct wire w = {0};
 	struct target_hello th;
+	const char *why;
 	int ret;
 
-	in->oob_fd = client_connect(target_ip, port);
+	in->oob_fd = oob_connect(target_ip, port, CONNECT_RETRY_MS, OOB_TIMEOUT_MS, &why);
 	if (in->oob_fd < 0) {
-		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", target_ip, port,
-			strerror(-in->oob_fd));
+		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", target_ip, port, why);
 		return -1;
 	}
 	put32(&w, HELLO_MAGIC);
@@ -792,10 +622,11 @@ static int initiator_exchange(struct initiator *in, const char *target_ip, unsig
 	put32(&w, in->end.psn);
 	put32(&w, in->mtu);
 	put_bytes(&w, in->gid.raw, 16);
-	ret = write_full(in->oob_fd, w.bytes, w.pos, now_ms() + OOB_TIMEOUT_MS);
+	ret = oob_write_full(in->oob_fd, w.bytes, w.pos, tool_now_ms() + OOB_TIMEOUT_MS);
 	w.pos = 0;
 	if (!ret)
-		ret = read_full(in->oob_fd, w.bytes, TARGET_HELLO_SIZE, now_ms() + OOB_TIMEOUT_MS);
+		ret = oob_read_full(in->oob_fd, w.bytes, TARGET_HELLO_SIZE,
+				    tool_now_ms() + OOB_TIMEOUT_MS);
 	if (!ret && get32(&w) != HELLO_MAGIC)
 		ret = -EPROTO;
 	if (ret) {
@@ -812,7 +643,7 @@ static int initiator_exchange(struct initiator *in, const char *target_ip, unsig
 	}
 	if (th.mtu_enum < in->mtu)
 		in->mtu = th.mtu_enum;
-	if (connect_qp(&in->end, in->mtu, in->rd_atom, th.qpn, th.psn, &th.gid))
+	if (connect_qp(&in->end, in->mtu, in->rd_atom, th.qpn, th.psn, &th.gid, in->gid_index))
 		return -1;
 	ret = send_msg(in->oob_fd, MSG_READY, true, 0);
 	if (ret) {
@@ -840,8 +671,8 @@ static int initiator_run(struct initiator *in)
 	ret = send_msg(in->oob_fd, MSG_FAA_DONE, !faa.failed, interleaved);
 	if (!ret) {
 		/* The values for the target's once-each check, in host order (same machine). */
-		ret = write_full(in->oob_fd, in->buf, (size_t)FAA_PER_INITIATOR * 8,
-				 now_ms() + PHASE_TIMEOUT_MS);
+		ret = oob_write_full(in->oob_fd, in->buf, (size_t)FAA_PER_INITIATOR * 8,
+				     tool_now_ms() + PHASE_TIMEOUT_MS);
 	}
 	if (!ret)
 		ret = recv_msg(in->oob_fd, MSG_GO_LOCK, &m, 2 * PHASE_TIMEOUT_MS);
@@ -873,7 +704,7 @@ static int initiator_main(const char *ifname, const char *target_ip, uint32_t id
 	struct initiator in = {.id = id, .oob_fd = -1};
 	int ret = -1;
 
-	in.dev = open_device(ifname, &in.gid, &in.mtu, &in.rd_atom);
+	in.dev = open_device(ifname, &in.gid, &in.gid_index, &in.mtu, &in.rd_atom);
 	if (!in.dev)
 		return 1;
 	in.pd = xr_alloc_pd(in.dev);
@@ -912,6 +743,7 @@ struct target_dev {
 	struct xr_pd *pd;
 	struct xr_mr *mr[N_AREAS];
 	union xr_gid gid;
+	int gid_index;
 	enum xr_mtu mtu;
 	uint32_t rd_atom;
 };
@@ -969,7 +801,7 @@ static void *local_adder(void *arg)
 				start.tv_nsec >
 			    LOCAL_PACE_MAX_NS)
 				break;
-			sleep_ns(IDLE_SLEEP_NS);
+			sleep_ns(TOOL_IDLE_SLEEP_NS);
 		}
 	}
 	return NULL;
@@ -981,7 +813,7 @@ static int target_open(struct target *t, char **ifnames)
 		struct target_dev *td = &t->devs[d];
 
 		td->ifname = ifnames[d];
-		td->dev = open_device(td->ifname, &td->gid, &td->mtu, &td->rd_atom);
+		td->dev = open_device(td->ifname, &td->gid, &td->gid_index, &td->mtu, &td->rd_atom);
 		if (!td->dev)
 			return -1;
 		td->pd = xr_alloc_pd(td->dev);
@@ -1020,25 +852,21 @@ static struct target_dev *device_of_connection(struct target *t, int fd)
 /* Accepts the initiators, each on the device it reaches the target through. */
 static int target_accept(struct target *t, unsigned int port)
 {
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int one = 1, listen_fd, ret = -1;
-	int64_t deadline = now_ms() + ACCEPT_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + ACCEPT_TIMEOUT_MS;
+	const char *why;
+	int listen_fd = oob_listen(AF_INET, port, N_INITIATORS, &why), ret = -1;
 
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0 || setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    listen(listen_fd, N_INITIATORS)) {
-		fprintf(stderr, PROG ": couldn't listen on port %u: %s\n", port, strerror(errno));
+	if (listen_fd < 0) {
+		fprintf(stderr, PROG ": couldn't listen on port %u: %s\n", port, why);
 		goto out;
 	}
 	for (int p = 0; p < N_INITIATORS; p++) {
 		struct target_peer *peer = &t->peers[p];
-		int err = wait_fd(listen_fd, POLLIN, deadline);
 
-		peer->oob_fd = err ? -1 : accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		peer->oob_fd = oob_accept_on(listen_fd, deadline, &why);
 		if (peer->oob_fd < 0) {
 			fprintf(stderr, PROG ": %d of %d initiators connected: %s\n", p,
-				N_INITIATORS, err ? strerror(-err) : strerror(errno));
+				N_INITIATORS, why);
 			goto out;
 		}
 		peer->tdev = device_of_connection(t, peer->oob_fd);
@@ -1068,7 +896,8 @@ static int target_connect_peer(struct target_peer *peer)
 	enum xr_mtu mtu;
 	int ret;
 
-	ret = read_full(peer->oob_fd, w.bytes, INITIATOR_HELLO_SIZE, now_ms() + OOB_TIMEOUT_MS);
+	ret = oob_read_full(peer->oob_fd, w.bytes, INITIATOR_HELLO_SIZE,
+			    tool_now_ms() + OOB_TIMEOUT_MS);
 	if (!ret && get32(&w) != HELLO_MAGIC)
 		ret = -EPROTO;
 	if (ret) {
@@ -1083,7 +912,7 @@ static int target_connect_peer(struct target_peer *peer)
 	peer->id = ih.id;
 	mtu = ih.mtu_enum < td->mtu ? ih.mtu_enum : td->mtu;
 	if (create_qp_end(td->dev, td->pd, &peer->end, 4) ||
-	    connect_qp(&peer->end, mtu, td->rd_atom, ih.qpn, ih.psn, &ih.gid))
+	    connect_qp(&peer->end, mtu, td->rd_atom, ih.qpn, ih.psn, &ih.gid, td->gid_index))
 		return -1;
 	w.pos = 0;
 	put32(&w, HELLO_MAGIC);
@@ -1095,7 +924,7 @@ static int target_connect_peer(struct target_peer *peer)
 		put64(&w, (uintptr_t)td->mr[a]->addr);
 		put32(&w, td->mr[a]->rkey);
 	}
-	ret = write_full(peer->oob_fd, w.bytes, w.pos, now_ms() + OOB_TIMEOUT_MS);
+	ret = oob_write_full(peer->oob_fd, w.bytes, w.pos, tool_now_ms() + OOB_TIMEOUT_MS);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't answer initiator %u: %s\n", peer->id,
 			oob_error(ret));
@@ -1166,8 +995,9 @@ static void target_faa_phase(struct target *t, struct report *r)
 
 		ret = recv_msg(peer->oob_fd, MSG_FAA_DONE, &m, 2 * PHASE_TIMEOUT_MS);
 		if (!ret)
-			ret = read_full(peer->oob_fd, peer->values, (size_t)FAA_PER_INITIATOR * 8,
-					now_ms() + PHASE_TIMEOUT_MS);
+			ret =
+			    oob_read_full(peer->oob_fd, peer->values, (size_t)FAA_PER_INITIATOR * 8,
+					  tool_now_ms() + PHASE_TIMEOUT_MS);
 		if (ret) {
 			report_fail(r, "lost initiator %u: %s", peer->id, oob_error(ret));
 			break;

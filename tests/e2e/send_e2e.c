@@ -14,22 +14,11 @@
  * own verdict and the peer's. The exit status is 1 when any case failed on
  * either side.
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "xroce/xroce.h"
+#include "../../user/tools/tool_common.h"
 
 #define PROG "send_e2e"
 #define DEFAULT_PORT 18779
@@ -43,13 +32,6 @@
 #define STATE_CHANGE_TIMEOUT_MS 2000
 /* How long "no further completion" is watched for. */
 #define QUIET_WAIT_MS 300
-
-/*
- * Two test processes and two engine threads share two cores: after a short
- * spin an empty poll sleeps briefly so that the engine threads get to run.
- */
-#define SPIN_POLLS_BEFORE_SLEEP 256
-#define IDLE_SLEEP_NS 20000
 
 /* Every receive area is surrounded by this byte; a write outside shows. */
 #define CANARY 0xc5
@@ -136,6 +118,7 @@ struct ctx {
 	struct qp_end main;
 	struct qp_end err;
 	union xr_gid gid;
+	int gid_index;
 	enum xr_mtu mtu_enum;
 	uint32_t mtu;
 	int oob_fd;
@@ -173,14 +156,6 @@ static void report_ok(struct report *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
 	va_end(ap);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static double now_s(void)
@@ -232,38 +207,12 @@ static uint64_t case_wr_id(int case_index, uint32_t n)
 
 /* ---- completions -------------------------------------------------------- */
 
-/* Polls until n completions are in wc or the deadline passes; returns how many arrived. */
-static int poll_until(struct xr_cq *cq, struct xr_wc *wc, int n, int64_t deadline)
-{
-	unsigned int idle_polls = 0;
-	int got = 0;
-
-	while (got < n) {
-		int ne = xr_poll_cq(cq, n - got, wc + got);
-
-		if (ne < 0) {
-			fprintf(stderr, PROG ": xr_poll_cq: %s\n", strerror(-ne));
-			return got;
-		}
-		got += ne;
-		if (ne > 0) {
-			idle_polls = 0;
-			continue;
-		}
-		if (now_ms() >= deadline)
-			break;
-		if (++idle_polls > SPIN_POLLS_BEFORE_SLEEP)
-			nanosleep(&(struct timespec){.tv_nsec = IDLE_SLEEP_NS}, NULL);
-	}
-	return got;
-}
-
 /* True when nothing arrives on cq for wait_ms; an unexpected completion is described in r. */
 static bool expect_quiet(struct xr_cq *cq, int wait_ms, struct report *r, const char *what)
 {
 	struct xr_wc wc;
 
-	if (poll_until(cq, &wc, 1, now_ms() + wait_ms) == 0)
+	if (poll_cq_until(cq, &wc, 1, 1, tool_now_ms() + wait_ms) == 0)
 		return true;
 	report_fail(r, "unexpected extra %s completion: wr_id 0x%" PRIx64 ", status %s", what,
 		    wc.wr_id, xr_wc_status_str(wc.status));
@@ -296,7 +245,7 @@ static bool check_wc(const struct xr_wc *wc, uint64_t wr_id, enum xr_wc_status s
 static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, int64_t deadline, struct report *r,
 		     const char *what)
 {
-	if (poll_until(cq, wc, 1, deadline) == 1)
+	if (poll_cq_until(cq, wc, 1, 1, deadline) == 1)
 		return true;
 	report_fail(r, "no %s completion within %d s", what, CASE_TIMEOUT_MS / 1000);
 	return false;
@@ -305,7 +254,7 @@ static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, int64_t deadline, struc
 /* Waits, bounded, for the QP to reach state (the engine moves it, not this thread). */
 static bool wait_qp_state(struct xr_qp *qp, enum xr_qp_state state, struct report *r)
 {
-	int64_t deadline = now_ms() + STATE_CHANGE_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + STATE_CHANGE_TIMEOUT_MS;
 	struct xr_qp_attr attr;
 	int ret;
 
@@ -317,7 +266,7 @@ static bool wait_qp_state(struct xr_qp *qp, enum xr_qp_state state, struct repor
 		}
 		if (attr.qp_state == state)
 			return true;
-		if (now_ms() >= deadline)
+		if (tool_now_ms() >= deadline)
 			break;
 		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
 	}
@@ -372,7 +321,7 @@ static void size_check_receives(struct ctx *c, const struct test_case *tc, int i
 	struct xr_wc wc;
 	ssize_t bad;
 
-	if (!wait_one(c->main.recv_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "receive") ||
+	if (!wait_one(c->main.recv_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "receive") ||
 	    !check_wc(&wc, case_wr_id(idx, 0), XR_WC_SUCCESS, XR_WC_RECV, r))
 		return;
 	if (wc.byte_len != tc->size)
@@ -420,7 +369,7 @@ static void size_send(struct ctx *c, const struct test_case *tc, int idx, struct
 
 	fill_pattern(c->buf_a, tc->seed, 0, tc->size);
 	if (!post_one_send(c->main.qp, &wr, r) ||
-	    !wait_one(c->main.send_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "send") ||
+	    !wait_one(c->main.send_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "send") ||
 	    !check_wc(&wc, wr.wr_id, XR_WC_SUCCESS, XR_WC_SEND, r) ||
 	    !expect_quiet(c->main.send_cq, 0, r, "send"))
 		return;
@@ -463,7 +412,7 @@ static void scatter_check_receives(struct ctx *c, const struct test_case *tc, in
 		in_sge[i] = n;
 		placed += n;
 	}
-	if (!wait_one(c->main.recv_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "receive") ||
+	if (!wait_one(c->main.recv_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "receive") ||
 	    !check_wc(&wc, case_wr_id(idx, 0), XR_WC_SUCCESS, XR_WC_RECV, r))
 		goto out;
 	if (wc.byte_len != GATHER_TOTAL) {
@@ -514,7 +463,7 @@ static void gather_send(struct ctx *c, const struct test_case *tc, int idx, stru
 		offset += gather_layout[i].length;
 	}
 	if (!post_one_send(c->main.qp, &wr, r) ||
-	    !wait_one(c->main.send_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "send") ||
+	    !wait_one(c->main.send_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "send") ||
 	    !check_wc(&wc, wr.wr_id, XR_WC_SUCCESS, XR_WC_SEND, r))
 		return;
 	report_ok(r, "3-SGE SEND (%u+%u+%u bytes, 2 MRs) completed", gather_layout[0].length,
@@ -547,7 +496,8 @@ static void unsignaled_check_receives(struct ctx *c, const struct test_case *tc,
 				      struct report *r)
 {
 	struct xr_wc wc[UNSIGNALED_SENDS + 1];
-	int got = poll_until(c->main.recv_cq, wc, UNSIGNALED_SENDS + 1, now_ms() + CASE_TIMEOUT_MS);
+	int got = poll_cq_until(c->main.recv_cq, wc, UNSIGNALED_SENDS + 1, UNSIGNALED_SENDS + 1,
+				tool_now_ms() + CASE_TIMEOUT_MS);
 
 	for (int n = 0; n < got; n++) {
 		const uint8_t *area = c->buf_a + n * UNSIGNALED_AREA;
@@ -596,7 +546,7 @@ static void unsignaled_send(struct ctx *c, const struct test_case *tc, int idx, 
 		};
 	}
 	if (!post_one_send(c->main.qp, wrs, r) ||
-	    !wait_one(c->main.send_cq, &wc, now_ms() + CASE_TIMEOUT_MS, r, "send") ||
+	    !wait_one(c->main.send_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "send") ||
 	    !check_wc(&wc, case_wr_id(idx, UNSIGNALED_SENDS), XR_WC_SUCCESS, XR_WC_SEND, r) ||
 	    !expect_quiet(c->main.send_cq, QUIET_WAIT_MS, r, "send"))
 		return;
@@ -619,7 +569,7 @@ static bool length_error_post_receives(struct ctx *c, const struct test_case *tc
 static void length_error_check_receives(struct ctx *c, const struct test_case *tc, int idx,
 					struct report *r)
 {
-	int64_t deadline = now_ms() + CASE_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + CASE_TIMEOUT_MS;
 	struct xr_sge sge = sge_of(c->mr_a, c->buf_a + ERR_RECV_SIZE + 2 * CANARY_LEN, 64);
 	struct xr_wc wc;
 	ssize_t bad;
@@ -644,7 +594,7 @@ static void length_error_check_receives(struct ctx *c, const struct test_case *t
 
 static void length_error_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
 {
-	int64_t deadline = now_ms() + CASE_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + CASE_TIMEOUT_MS;
 	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, ERR_SEND_SIZE);
 	struct xr_send_wr wr = {
 	    .wr_id = case_wr_id(idx, 0),
@@ -742,7 +692,7 @@ static void stream_check_receives(struct ctx *c, const struct test_case *tc, int
 				  struct report *r)
 {
 	uint8_t *reference = malloc((size_t)STREAM_DEPTH * STREAM_MSG_SIZE);
-	int64_t deadline = now_ms() + STREAM_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + STREAM_TIMEOUT_MS;
 	double start = now_s(), seconds;
 	uint32_t received = 0;
 
@@ -754,7 +704,7 @@ static void stream_check_receives(struct ctx *c, const struct test_case *tc, int
 	while (received < STREAM_MSGS) {
 		struct xr_wc wc[32];
 		int want = STREAM_MSGS - received < 32 ? STREAM_MSGS - received : 32;
-		int got = poll_until(c->main.recv_cq, wc, want, deadline);
+		int got = poll_cq_until(c->main.recv_cq, wc, want, want, deadline);
 
 		for (int i = 0; i < got; i++, received++) {
 			if (!stream_check_message(c, idx, &wc[i], received, reference, r))
@@ -782,7 +732,7 @@ out:
 
 static void stream_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
 {
-	int64_t deadline = now_ms() + STREAM_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + STREAM_TIMEOUT_MS;
 	uint32_t posted = 0, completed = 0;
 	double start = now_s(), seconds;
 
@@ -809,7 +759,7 @@ static void stream_send(struct ctx *c, const struct test_case *tc, int idx, stru
 				return;
 			posted++;
 		}
-		got = poll_until(c->main.send_cq, wc, 1, deadline);
+		got = poll_cq_until(c->main.send_cq, wc, 1, 1, deadline);
 		if (got == 0)
 			return report_fail(r, "%u of %d SENDs completed within %d s", completed,
 					   STREAM_MSGS, STREAM_TIMEOUT_MS / 1000);
@@ -910,72 +860,6 @@ enum sync_kind {
 	SYNC_VERDICT = 2,
 };
 
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = events};
-		int64_t left = deadline - now_ms();
-		int n;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(&pfd, 1, (int)left);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-static int read_full(int fd, void *buf, size_t len, int64_t deadline)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLIN, deadline);
-
-		if (ret)
-			return ret;
-		n = read(fd, (char *)buf + got, len - got);
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		got += n;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len, int64_t deadline)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLOUT, deadline);
-
-		if (ret)
-			return ret;
-		n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		done += n;
-	}
-	return 0;
-}
-
-static const char *oob_error(int err)
-{
-	return err == -EPIPE ? "peer closed the connection" : strerror(-err);
-}
-
 static int send_hello(int fd, const struct hello *h)
 {
 	uint32_t words[HELLO_WORDS] = {htonl(h->main_qpn), htonl(h->main_psn), htonl(h->err_qpn),
@@ -985,14 +869,14 @@ static int send_hello(int fd, const struct hello *h)
 	memcpy(msg, HELLO_MAGIC, 8);
 	memcpy(msg + 8, words, sizeof(words));
 	memcpy(msg + 8 + sizeof(words), h->gid.raw, 16);
-	return write_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+	return oob_write_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
 }
 
 static int recv_hello(int fd, struct hello *h)
 {
 	uint32_t words[HELLO_WORDS];
 	uint8_t msg[HELLO_SIZE];
-	int ret = read_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+	int ret = oob_read_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
 
 	if (ret)
 		return ret;
@@ -1012,14 +896,15 @@ static int send_sync(int fd, enum sync_kind kind, int idx, bool ok)
 {
 	uint32_t msg[3] = {htonl(kind), htonl((uint32_t)idx), htonl(ok)};
 
-	return write_full(fd, msg, sizeof(msg), now_ms() + OOB_TIMEOUT_MS);
+	return oob_write_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
 }
 
 /* Reads the peer's sync message for case idx; the timeout covers the peer's longest case. */
 static int recv_sync(int fd, enum sync_kind kind, int idx, bool *ok)
 {
 	uint32_t msg[3];
-	int ret = read_full(fd, msg, sizeof(msg), now_ms() + STREAM_TIMEOUT_MS + OOB_TIMEOUT_MS);
+	int ret =
+	    oob_read_full(fd, msg, sizeof(msg), tool_now_ms() + STREAM_TIMEOUT_MS + OOB_TIMEOUT_MS);
 
 	if (ret)
 		return ret;
@@ -1029,61 +914,7 @@ static int recv_sync(int fd, enum sync_kind kind, int idx, bool *ok)
 	return 0;
 }
 
-static int server_accept(unsigned int port)
-{
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int one = 1, listen_fd, fd, ret;
-
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0)
-		return -errno;
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(listen_fd, 1)) {
-		ret = -errno;
-		close(listen_fd);
-		return ret;
-	}
-	ret = wait_fd(listen_fd, POLLIN, now_ms() + ACCEPT_TIMEOUT_MS);
-	fd = ret ? -1 : accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (!ret && fd < 0)
-		ret = -errno;
-	close(listen_fd);
-	return fd >= 0 ? fd : ret;
-}
-
-/* Connects, retrying while the server is not listening yet. */
-static int client_connect(const char *server_ip, unsigned int port)
-{
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int64_t retry_until = now_ms() + CONNECT_RETRY_MS;
-
-	if (inet_pton(AF_INET, server_ip, &addr.sin_addr) != 1)
-		return -EINVAL;
-	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		int err;
-
-		if (fd < 0)
-			return -errno;
-		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
-			return fd;
-		err = errno;
-		close(fd);
-		if ((err != ECONNREFUSED && err != ENETUNREACH && err != EHOSTUNREACH) ||
-		    now_ms() >= retry_until)
-			return -err;
-		usleep(100000);
-	}
-}
-
 /* ---- setup --------------------------------------------------------------- */
-
-static bool is_ipv4_mapped(const union xr_gid *gid)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return !memcmp(gid->raw, prefix, sizeof(prefix));
-}
 
 static int create_qp_end(struct ctx *c, struct qp_end *end, uint32_t send_wr, uint32_t recv_wr,
 			 uint32_t max_sge)
@@ -1095,7 +926,6 @@ static int create_qp_end(struct ctx *c, struct qp_end *end, uint32_t send_wr, ui
 		    .max_recv_sge = max_sge},
 	    .qp_type = XR_QPT_RC,
 	};
-	struct xr_qp_attr attr = {.qp_state = XR_QPS_INIT, .port_num = 1};
 	int ret;
 
 	end->send_cq = xr_create_cq(c->dev, 2 * send_wr, NULL);
@@ -1111,8 +941,7 @@ static int create_qp_end(struct ctx *c, struct qp_end *end, uint32_t send_wr, ui
 		fprintf(stderr, PROG ": couldn't create QP: %s\n", strerror(errno));
 		return -1;
 	}
-	ret = xr_modify_qp(end->qp, &attr,
-			   XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+	ret = qp_to_init(end->qp, 1, 0);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't move QP to INIT: %s\n", strerror(-ret));
 		return -1;
@@ -1124,7 +953,6 @@ static int create_qp_end(struct ctx *c, struct qp_end *end, uint32_t send_wr, ui
 static int setup(struct ctx *c, const char *ifname)
 {
 	struct xr_device_attr dev_attr;
-	int ret, i;
 
 	c->dev = xr_open_device(ifname, NULL);
 	if (!c->dev) {
@@ -1132,19 +960,12 @@ static int setup(struct ctx *c, const char *ifname)
 			strerror(errno));
 		return -1;
 	}
-	ret = xr_query_device(c->dev, &dev_attr);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't query %s: %s\n", ifname, strerror(-ret));
+	c->gid_index = find_ipv4_gid(c->dev, &dev_attr, &c->gid);
+	if (c->gid_index < 0) {
+		fprintf(stderr, PROG ": no IPv4 GID on %s: %s\n", ifname, strerror(-c->gid_index));
 		return -1;
 	}
 	c->mtu_enum = dev_attr.active_mtu;
-	for (i = 0; i < dev_attr.num_gids; i++)
-		if (!xr_query_gid(c->dev, i, &c->gid) && is_ipv4_mapped(&c->gid))
-			break;
-	if (i == dev_attr.num_gids) {
-		fprintf(stderr, PROG ": %s has no IPv4 GID\n", ifname);
-		return -1;
-	}
 	c->pd = xr_alloc_pd(c->dev);
 	c->buf_a = aligned_alloc(4096, BUF_A_SIZE);
 	c->buf_b = aligned_alloc(4096, BUF_B_SIZE);
@@ -1167,38 +988,23 @@ static int setup(struct ctx *c, const char *ifname)
 static int connect_qp(struct ctx *c, struct qp_end *end, uint32_t dest_qpn, uint32_t dest_psn,
 		      const union xr_gid *dgid)
 {
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_RTR,
+	struct qp_rtr_attr rtr = {
 	    .path_mtu = c->mtu_enum,
-	    .dest_qp_num = dest_qpn,
+	    .dest_qpn = dest_qpn,
 	    .rq_psn = dest_psn,
+	    .dgid = *dgid,
+	    .sgid_index = (uint8_t)c->gid_index,
+	    .port_num = 1,
+	    .hop_limit = 64,
 	    .max_dest_rd_atomic = 1,
 	    .min_rnr_timer = 1,
-	    .ah_attr = {.is_global = 1, .port_num = 1, .grh = {.dgid = *dgid, .hop_limit = 64}},
 	};
-	int ret;
+	const char *failed;
+	int ret = qp_connect(end->qp, &rtr, end->psn, 1, &failed);
 
-	ret = xr_modify_qp(end->qp, &attr,
-			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN |
-			       XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't move QP to RTR: %s\n", strerror(-ret));
-		return -1;
-	}
-	attr.qp_state = XR_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.sq_psn = end->psn;
-	attr.max_rd_atomic = 1;
-	ret = xr_modify_qp(end->qp, &attr,
-			   XR_QP_STATE | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |
-			       XR_QP_SQ_PSN | XR_QP_MAX_QP_RD_ATOMIC);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't move QP to RTS: %s\n", strerror(-ret));
-		return -1;
-	}
-	return 0;
+	if (ret)
+		fprintf(stderr, PROG ": couldn't move QP to %s: %s\n", failed, strerror(-ret));
+	return ret ? -1 : 0;
 }
 
 static uint32_t mtu_bytes(enum xr_mtu mtu)
@@ -1246,11 +1052,12 @@ static void hello_of(const struct ctx *c, struct hello *h)
 static int server_exchange(struct ctx *c, unsigned int port)
 {
 	struct hello mine, peer;
+	const char *why;
 	int ret;
 
-	c->oob_fd = server_accept(port);
+	c->oob_fd = oob_accept(AF_INET, port, ACCEPT_TIMEOUT_MS, &why);
 	if (c->oob_fd < 0) {
-		fprintf(stderr, PROG ": no client on port %u: %s\n", port, strerror(-c->oob_fd));
+		fprintf(stderr, PROG ": no client on port %u: %s\n", port, why);
 		return -1;
 	}
 	ret = recv_hello(c->oob_fd, &peer);
@@ -1272,12 +1079,12 @@ static int server_exchange(struct ctx *c, unsigned int port)
 static int client_exchange(struct ctx *c, const char *server_ip, unsigned int port)
 {
 	struct hello mine, peer;
+	const char *why;
 	int ret;
 
-	c->oob_fd = client_connect(server_ip, port);
+	c->oob_fd = oob_connect(server_ip, port, CONNECT_RETRY_MS, OOB_TIMEOUT_MS, &why);
 	if (c->oob_fd < 0) {
-		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", server_ip, port,
-			strerror(-c->oob_fd));
+		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", server_ip, port, why);
 		return -1;
 	}
 	hello_of(c, &mine);
