@@ -17,21 +17,9 @@
 #define XROCE_PERF_OOB_H
 
 #include <endian.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "xroce/xroce.h"
+#include "tool_common.h"
 
 /* The version perftest 4.5-0.17 announces; peers pick message formats by it. */
 #define PERF_VERSION "6.06"
@@ -66,73 +54,6 @@ struct perf_oob {
 	bool is_client;
 };
 
-static volatile sig_atomic_t perf_stop_signal;
-
-static int64_t perf_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Waits until fd is ready; -ETIMEDOUT at deadline, -EINTR on a stop signal. */
-static int perf_wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = events};
-		int64_t left = deadline - perf_now_ms();
-		int n;
-
-		if (perf_stop_signal)
-			return -EINTR;
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-/* Reads exactly len bytes; -EPIPE if the peer closes first. */
-static int perf_read_full(int fd, void *buf, size_t len, int64_t deadline)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n;
-		int ret = perf_wait_fd(fd, POLLIN, deadline);
-
-		if (ret)
-			return ret;
-		n = read(fd, (char *)buf + got, len - got);
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		got += n;
-	}
-	return 0;
-}
-
-static int perf_write_msg(int fd, const void *buf, size_t len, int64_t deadline)
-{
-	ssize_t n;
-	int ret = perf_wait_fd(fd, POLLOUT, deadline);
-
-	if (ret)
-		return ret;
-	n = write(fd, buf, len);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
 /* One exchange: the client writes first, the server reads first. */
 static int perf_xchg(const struct perf_oob *oob, const void *mine, void *theirs, size_t len,
 		     int64_t deadline)
@@ -140,11 +61,11 @@ static int perf_xchg(const struct perf_oob *oob, const void *mine, void *theirs,
 	int ret;
 
 	if (oob->is_client) {
-		ret = perf_write_msg(oob->fd, mine, len, deadline);
-		return ret ? ret : perf_read_full(oob->fd, theirs, len, deadline);
+		ret = oob_write_msg(oob->fd, mine, len, deadline);
+		return ret ? ret : oob_read_full(oob->fd, theirs, len, deadline);
 	}
-	ret = perf_read_full(oob->fd, theirs, len, deadline);
-	return ret ? ret : perf_write_msg(oob->fd, mine, len, deadline);
+	ret = oob_read_full(oob->fd, theirs, len, deadline);
+	return ret ? ret : oob_write_msg(oob->fd, mine, len, deadline);
 }
 
 static void perf_format_keys(const struct perf_dest *d, char msg[PERF_KEYS_SIZE])
@@ -239,122 +160,14 @@ static int perf_xchg_bw_report(const struct perf_oob *oob, const struct perf_bw_
 static int perf_xchg_done(const struct perf_oob *oob, int64_t deadline)
 {
 	char in[sizeof(PERF_DONE_MSG)];
-	int ret = perf_write_msg(oob->fd, PERF_DONE_MSG, sizeof(PERF_DONE_MSG), deadline);
+	int ret = oob_write_msg(oob->fd, PERF_DONE_MSG, sizeof(PERF_DONE_MSG), deadline);
 
 	if (ret)
 		return ret;
-	ret = perf_read_full(oob->fd, in, sizeof(in), deadline);
+	ret = oob_read_full(oob->fd, in, sizeof(in), deadline);
 	if (ret)
 		return ret;
 	return memcmp(in, PERF_DONE_MSG, sizeof(in)) ? -EPROTO : 0;
-}
-
-/* Non-blocking connect bounded by deadline. */
-static int perf_connect_once(const struct addrinfo *ai, int *fdp, int64_t deadline)
-{
-	int fd =
-	    socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-	int err = 0, ret;
-	socklen_t len = sizeof(err);
-
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-		*fdp = fd;
-		return 0;
-	}
-	ret = errno == EINPROGRESS ? perf_wait_fd(fd, POLLOUT, deadline) : -errno;
-	if (!ret && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		ret = -errno;
-	if (!ret && err)
-		ret = -err;
-	if (ret) {
-		close(fd);
-		return ret;
-	}
-	*fdp = fd;
-	return 0;
-}
-
-/*
- * Connects to the server, retrying a refused connection for retry_ms (a
- * server still starting up), so scripts need not guess how long to wait.
- */
-static int perf_client_connect(const char *server, unsigned int port, int64_t retry_ms,
-			       int64_t timeout_ms, const char **why)
-{
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res;
-	char service[8];
-	int64_t retry_until = perf_now_ms() + retry_ms;
-	int ret, fd = -1;
-
-	snprintf(service, sizeof(service), "%u", port);
-	ret = getaddrinfo(server, service, &hints, &res);
-	if (ret) {
-		*why = gai_strerror(ret);
-		return -1;
-	}
-	for (;;) {
-		for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			ret = perf_connect_once(ai, &fd, perf_now_ms() + timeout_ms);
-			if (!ret)
-				break;
-		}
-		if (fd >= 0 || ret != -ECONNREFUSED || perf_now_ms() >= retry_until ||
-		    perf_stop_signal)
-			break;
-		usleep(200000);
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		*why = strerror(-ret);
-		return -1;
-	}
-	/* Blocking again: every wait goes through perf_wait_fd anyway. */
-	fcntl(fd, F_SETFL, 0);
-	return fd;
-}
-
-static int perf_server_accept(unsigned int port, int64_t timeout_ms, const char **why)
-{
-	struct addrinfo hints = {
-	    .ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res;
-	char service[8];
-	int one = 1, listen_fd = -1, fd, ret;
-
-	snprintf(service, sizeof(service), "%u", port);
-	ret = getaddrinfo(NULL, service, &hints, &res);
-	if (ret) {
-		*why = gai_strerror(ret);
-		return -1;
-	}
-	for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		listen_fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (listen_fd < 0)
-			continue;
-		setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(listen_fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(listen_fd, 1) == 0)
-			break;
-		close(listen_fd);
-		listen_fd = -1;
-	}
-	freeaddrinfo(res);
-	if (listen_fd < 0) {
-		*why = "couldn't listen";
-		return -1;
-	}
-	ret = perf_wait_fd(listen_fd, POLLIN, perf_now_ms() + timeout_ms);
-	if (ret) {
-		close(listen_fd);
-		*why = ret == -ETIMEDOUT ? "no client connected in time" : strerror(-ret);
-		return -1;
-	}
-	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	*why = fd < 0 ? strerror(errno) : NULL;
-	close(listen_fd);
-	return fd;
 }
 
 #endif /* XROCE_PERF_OOB_H */

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -53,6 +54,41 @@ static inline int64_t tool_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- command lines ------------------------------------------------------- */
+
+/* The path MTU enum for a size in bytes; 0 for a size that is not one. */
+static inline enum xr_mtu mtu_from_bytes(unsigned long mtu)
+{
+	switch (mtu) {
+	case 256:
+		return XR_MTU_256;
+	case 512:
+		return XR_MTU_512;
+	case 1024:
+		return XR_MTU_1024;
+	case 2048:
+		return XR_MTU_2048;
+	case 4096:
+		return XR_MTU_4096;
+	default:
+		return 0;
+	}
+}
+
+/* A whole number up to max, in decimal, hex (0x) or octal (0); no sign, nothing after it. */
+static inline bool parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || v > max || s[0] == '-')
+		return false;
+	*out = v;
+	return true;
 }
 
 /* ---- out-of-band TCP channel --------------------------------------------- */

@@ -122,7 +122,7 @@ struct perf_ctx {
 
 static void on_stop_signal(int sig)
 {
-	perf_stop_signal = sig;
+	tool_stop_signal = sig;
 }
 
 static double now_us(void)
@@ -136,18 +136,6 @@ static double now_us(void)
 static bool is_client(const struct perf_ctx *ctx)
 {
 	return ctx->o->server != NULL;
-}
-
-static const char *oob_error(int err)
-{
-	switch (err) {
-	case -EPIPE:
-		return "peer closed the connection";
-	case -EPROTO:
-		return "malformed message from the peer";
-	default:
-		return strerror(-err);
-	}
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -181,40 +169,9 @@ static void usage(void)
 	printf("  -F, --CPU-freq           accepted for compatibility (no CPU frequency check)\n");
 }
 
-static enum xr_mtu mtu_to_enum(unsigned long mtu)
-{
-	switch (mtu) {
-	case 256:
-		return XR_MTU_256;
-	case 512:
-		return XR_MTU_512;
-	case 1024:
-		return XR_MTU_1024;
-	case 2048:
-		return XR_MTU_2048;
-	case 4096:
-		return XR_MTU_4096;
-	default:
-		return 0;
-	}
-}
-
 static unsigned int mtu_bytes(enum xr_mtu mtu)
 {
 	return 128u << mtu;
-}
-
-static bool parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || v > max || s[0] == '-')
-		return false;
-	*out = v;
-	return true;
 }
 
 /* Returns 0 to run, 1 for a usage error, 2 when usage was printed on request. */
@@ -301,9 +258,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->gid_index = v;
 			break;
 		case 'm':
-			if (!parse_ulong(optarg, 4096, &v) || !mtu_to_enum(v))
+			if (!parse_ulong(optarg, 4096, &v) || !mtu_from_bytes(v))
 				goto bad_value;
-			o->mtu = mtu_to_enum(v);
+			o->mtu = mtu_from_bytes(v);
 			break;
 		case 'q':
 			if (!parse_ulong(optarg, 1, &v) || !v) {
@@ -386,10 +343,10 @@ static int oob_open(struct perf_ctx *ctx)
 
 	ctx->oob.is_client = is_client(ctx);
 	if (ctx->oob.is_client)
-		ctx->oob.fd = perf_client_connect(ctx->o->server, ctx->o->port, CONNECT_RETRY_MS,
-						  EXCHANGE_TIMEOUT_MS, &why);
+		ctx->oob.fd = oob_connect(ctx->o->server, ctx->o->port, CONNECT_RETRY_MS,
+					  EXCHANGE_TIMEOUT_MS, &why);
 	else
-		ctx->oob.fd = perf_server_accept(ctx->o->port, ACCEPT_TIMEOUT_MS, &why);
+		ctx->oob.fd = oob_accept(AF_UNSPEC, ctx->o->port, ACCEPT_TIMEOUT_MS, &why);
 	if (ctx->oob.fd < 0) {
 		if (ctx->oob.is_client)
 			fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", ctx->o->server,
@@ -404,7 +361,7 @@ static int oob_open(struct perf_ctx *ctx)
 /* Version, then cycle buffer and cache line size (each side keeps the larger), then MTU. */
 static int oob_negotiate(struct perf_ctx *ctx, enum xr_mtu port_mtu)
 {
-	int64_t deadline = perf_now_ms() + EXCHANGE_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + EXCHANGE_TIMEOUT_MS;
 	char version[PERF_VERSION_SIZE] = PERF_VERSION, remote_version[PERF_VERSION_SIZE + 1];
 	uint32_t mine, theirs;
 	char mtu_msg[2], remote_mtu[3] = {0};
@@ -452,7 +409,7 @@ fail:
 static int barrier(struct perf_ctx *ctx, int64_t timeout_ms, const char *when)
 {
 	struct perf_dest theirs;
-	int ret = perf_xchg_keys(&ctx->oob, &ctx->mine, &theirs, perf_now_ms() + timeout_ms);
+	int ret = perf_xchg_keys(&ctx->oob, &ctx->mine, &theirs, tool_now_ms() + timeout_ms);
 
 	if (ret)
 		fprintf(stderr, PROG ": key exchange %s failed: %s\n", when, oob_error(ret));
@@ -490,18 +447,6 @@ static unsigned int qp_access(enum perf_verb verb)
 	}
 }
 
-/* perftest prefers the first IPv4-mapped GID when -x is not given. */
-static int pick_gid_index(struct perf_ctx *ctx, int num_gids)
-{
-	static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	union xr_gid gid;
-
-	for (int i = 0; i < num_gids; i++)
-		if (!xr_query_gid(ctx->dev, i, &gid) && !memcmp(gid.raw, v4_prefix, 12))
-			return i;
-	return 0;
-}
-
 static int open_device(struct perf_ctx *ctx, struct xr_device_attr *dev_attr)
 {
 	int gid_index, ret;
@@ -512,14 +457,14 @@ static int open_device(struct perf_ctx *ctx, struct xr_device_attr *dev_attr)
 			strerror(errno));
 		return -1;
 	}
-	ret = xr_query_device(ctx->dev, dev_attr);
-	if (ret) {
+	/* perftest prefers the first IPv4-mapped GID when -x is not given, else index 0. */
+	ret = find_ipv4_gid(ctx->dev, dev_attr, &ctx->mine.gid);
+	if (ret < 0 && ret != -EADDRNOTAVAIL) {
 		fprintf(stderr, PROG ": couldn't query device %s: %s\n", ctx->o->ifname,
 			strerror(-ret));
 		return -1;
 	}
-	gid_index =
-	    ctx->o->gid_index >= 0 ? ctx->o->gid_index : pick_gid_index(ctx, dev_attr->num_gids);
+	gid_index = ctx->o->gid_index >= 0 ? ctx->o->gid_index : ret < 0 ? 0 : ret;
 	ctx->gid_index = gid_index;
 	ret = xr_query_gid(ctx->dev, gid_index, &ctx->mine.gid);
 	if (ret) {
@@ -608,10 +553,7 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 	}
 	ctx->max_inline = init_attr.cap.max_inline_data;
 
-	attr = (struct xr_qp_attr){
-	    .qp_state = XR_QPS_INIT, .port_num = 1, .qp_access_flags = qp_access(verb)};
-	ret = xr_modify_qp(ctx->qp, &attr,
-			   XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+	ret = qp_to_init(ctx->qp, 1, qp_access(verb));
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to INIT: %s\n", strerror(-ret));
 		return -1;
@@ -659,20 +601,20 @@ static void destroy_resources(struct perf_ctx *ctx)
 static int connect_qp(struct perf_ctx *ctx)
 {
 	static const uint8_t zero_gid[16];
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_RTR,
+	struct qp_rtr_attr rtr = {
 	    .path_mtu = ctx->mtu,
-	    .dest_qp_num = ctx->remote.qpn,
+	    .dest_qpn = ctx->remote.qpn,
 	    .rq_psn = ctx->remote.psn,
-	    .max_dest_rd_atomic = ctx->mine.out_reads,
+	    .dgid = ctx->remote.gid,
+	    .sgid_index = (uint8_t)ctx->gid_index,
+	    .port_num = 1,
+	    .hop_limit = 0xff,
+	    .dlid = (uint16_t)ctx->remote.lid,
+	    .max_dest_rd_atomic = (uint8_t)ctx->mine.out_reads,
 	    .min_rnr_timer = 12,
-	    .ah_attr = {.is_global = 1,
-			.dlid = ctx->remote.lid,
-			.port_num = 1,
-			.grh = {.dgid = ctx->remote.gid,
-				.sgid_index = ctx->gid_index,
-				.hop_limit = 0xff}},
 	};
+	unsigned int max_rd_atomic =
+	    ctx->remote.out_reads < ctx->max_rd_atomic ? ctx->remote.out_reads : ctx->max_rd_atomic;
 	int ret;
 
 	if (!memcmp(ctx->remote.gid.raw, zero_gid, sizeof(zero_gid))) {
@@ -680,27 +622,14 @@ static int connect_qp(struct perf_ctx *ctx)
 			PROG ": the peer sent a zero GID: RoCE needs one (run it with -x)\n");
 		return -1;
 	}
-	ret = xr_modify_qp(ctx->qp, &attr,
-			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN |
-			       XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+	ret = qp_to_rtr(ctx->qp, &rtr);
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to RTR: %s\n", strerror(-ret));
 		return -1;
 	}
 	if (!ctx->o->test->lat && !is_client(ctx))
 		return 0;
-	attr.qp_state = XR_QPS_RTS;
-	attr.sq_psn = ctx->mine.psn;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic =
-	    ctx->remote.out_reads < ctx->max_rd_atomic ? ctx->remote.out_reads : ctx->max_rd_atomic;
-	if (!attr.max_rd_atomic)
-		attr.max_rd_atomic = 1;
-	ret = xr_modify_qp(ctx->qp, &attr,
-			   XR_QP_STATE | XR_QP_SQ_PSN | XR_QP_TIMEOUT | XR_QP_RETRY_CNT |
-			       XR_QP_RNR_RETRY | XR_QP_MAX_QP_RD_ATOMIC);
+	ret = qp_to_rts(ctx->qp, ctx->mine.psn, (uint8_t)(max_rd_atomic ? max_rd_atomic : 1));
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to RTS: %s\n", strerror(-ret));
 		return -1;
@@ -828,14 +757,14 @@ static int64_t run_timeout_ms(const struct perf_ctx *ctx)
 static int check_wait(const struct perf_ctx *ctx, int64_t deadline, const char *what, uint64_t done,
 		      uint64_t total)
 {
-	if (perf_stop_signal) {
+	if (tool_stop_signal) {
 		fprintf(stderr,
 			PROG ": interrupted by signal %d while waiting for %s (%" PRIu64 "/%" PRIu64
 			     " done)\n",
-			(int)perf_stop_signal, what, done, total);
+			(int)tool_stop_signal, what, done, total);
 		return -1;
 	}
-	if (perf_now_ms() >= deadline) {
+	if (tool_now_ms() >= deadline) {
 		fprintf(stderr,
 			PROG ": timed out after %" PRId64 " s waiting for %s (%" PRIu64 "/%" PRIu64
 			     " done)\n",
@@ -1017,7 +946,7 @@ static void bw_figures(const struct batch_times *t, size_t batches, uint64_t ops
 static int run_bw_client(struct perf_ctx *ctx, uint64_t size, struct perf_bw_report *report)
 {
 	const struct options *o = ctx->o;
-	int64_t deadline = perf_now_ms() + run_timeout_ms(ctx);
+	int64_t deadline = tool_now_ms() + run_timeout_ms(ctx);
 	double end_us = o->duration ? now_us() + o->duration * 1e6 : 0;
 	uint64_t total = o->duration ? UINT64_MAX : o->iters, scnt = 0, ccnt = 0;
 	struct batch_times times = {0};
@@ -1083,7 +1012,7 @@ out:
 static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_bw_report *report)
 {
 	uint64_t total = ctx->o->iters, rcnt = 0;
-	int64_t deadline = perf_now_ms() + run_timeout_ms(ctx);
+	int64_t deadline = tool_now_ms() + run_timeout_ms(ctx);
 	double first = 0, last = 0;
 	unsigned int idle_polls = 0;
 
@@ -1175,7 +1104,7 @@ static int run_bw(struct perf_ctx *ctx)
 	/* write/read/atomic: the server learns the result from the client. */
 	if (barrier(ctx, wait_ms, "after the run"))
 		return -1;
-	if (perf_xchg_bw_report(&ctx->oob, &mine, &theirs, perf_now_ms() + EXCHANGE_TIMEOUT_MS)) {
+	if (perf_xchg_bw_report(&ctx->oob, &mine, &theirs, tool_now_ms() + EXCHANGE_TIMEOUT_MS)) {
 		fprintf(stderr, PROG ": bandwidth report exchange failed\n");
 		return -1;
 	}
@@ -1203,7 +1132,7 @@ static int run_write_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 	uint64_t iters = ctx->o->iters, scnt = 0, rcnt = 0;
 	const uint8_t *poll_byte = ctx->buf + ctx->buff_size + size - 1;
 	uint8_t *post_byte = ctx->buf + size - 1;
-	int64_t deadline = perf_now_ms() + run_timeout_ms(ctx);
+	int64_t deadline = tool_now_ms() + run_timeout_ms(ctx);
 
 	while (scnt < iters || rcnt < iters) {
 		if (rcnt < iters && !(scnt < 1 && !is_client(ctx))) {
@@ -1234,7 +1163,7 @@ static int run_write_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 static int run_send_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 {
 	uint64_t iters = ctx->o->iters, scnt = 0, rcnt = 0;
-	int64_t deadline = perf_now_ms() + run_timeout_ms(ctx);
+	int64_t deadline = tool_now_ms() + run_timeout_ms(ctx);
 
 	while (scnt < iters || rcnt < iters) {
 		if (rcnt < iters && !(scnt < 1 && is_client(ctx))) {
@@ -1270,7 +1199,7 @@ static int64_t run_request_lat(struct perf_ctx *ctx, uint64_t size, double *samp
 			       double *total_us)
 {
 	const struct options *o = ctx->o;
-	int64_t deadline = perf_now_ms() + run_timeout_ms(ctx);
+	int64_t deadline = tool_now_ms() + run_timeout_ms(ctx);
 	double start = now_us(), end_us = start + o->duration * 1e6;
 	uint64_t n = 0;
 
@@ -1365,7 +1294,7 @@ static int run(const struct options *o)
 	    oob_negotiate(&ctx, dev_attr.active_mtu) || create_resources(&ctx, &dev_attr))
 		goto out;
 
-	ret = perf_xchg_keys(&ctx.oob, &ctx.mine, &ctx.remote, perf_now_ms() + EXCHANGE_TIMEOUT_MS);
+	ret = perf_xchg_keys(&ctx.oob, &ctx.mine, &ctx.remote, tool_now_ms() + EXCHANGE_TIMEOUT_MS);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't exchange keys with the peer: %s\n",
 			oob_error(ret));
@@ -1394,7 +1323,7 @@ static int run(const struct options *o)
 	} else {
 		if (barrier(&ctx, close_ms, "before closing"))
 			goto out;
-		ret = perf_xchg_done(&ctx.oob, perf_now_ms() + EXCHANGE_TIMEOUT_MS);
+		ret = perf_xchg_done(&ctx.oob, tool_now_ms() + EXCHANGE_TIMEOUT_MS);
 		if (ret) {
 			fprintf(stderr, PROG ": closing 'done' exchange failed: %s\n",
 				oob_error(ret));

@@ -10,24 +10,12 @@
  * Unlike ibv_rc_pingpong, every wait is bounded and a failure (completion
  * error, timeout, corrupted data with --chk) makes the exit status 1.
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netdb.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "xroce/xroce.h"
+#include "tool_common.h"
 
 #define PROG "xroce-pingpong"
 
@@ -88,19 +76,9 @@ struct pingpong_ctx {
 	long page_size;
 };
 
-static volatile sig_atomic_t stop_signal;
-
 static void on_stop_signal(int sig)
 {
-	stop_signal = sig;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	tool_stop_signal = sig;
 }
 
 static void usage(const char *argv0)
@@ -121,37 +99,6 @@ static void usage(const char *argv0)
 	printf("  -e, --events           sleep on CQ events (default poll)\n");
 	printf("  -g, --gid-idx=<gid index> local port gid index\n");
 	printf("  -c, --chk              validate received buffer\n");
-}
-
-static enum xr_mtu mtu_to_enum(long mtu)
-{
-	switch (mtu) {
-	case 256:
-		return XR_MTU_256;
-	case 512:
-		return XR_MTU_512;
-	case 1024:
-		return XR_MTU_1024;
-	case 2048:
-		return XR_MTU_2048;
-	case 4096:
-		return XR_MTU_4096;
-	default:
-		return 0;
-	}
-}
-
-static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || v > max || s[0] == '-')
-		return false;
-	*out = v;
-	return true;
 }
 
 /* Returns 0 to run, 1 for a usage error, 2 when usage was printed on request. */
@@ -187,7 +134,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:ch", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (!parse_uint(optarg, 65535, &v))
+			if (!parse_ulong(optarg, 65535, &v))
 				goto bad_value;
 			o->port = v;
 			break;
@@ -195,32 +142,32 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->ifname = optarg;
 			break;
 		case 'i':
-			if (!parse_uint(optarg, 255, &v) || v < 1)
+			if (!parse_ulong(optarg, 255, &v) || v < 1)
 				goto bad_value;
 			o->ib_port = v;
 			break;
 		case 's':
-			if (!parse_uint(optarg, INT32_MAX, &v) || v < 1)
+			if (!parse_ulong(optarg, INT32_MAX, &v) || v < 1)
 				goto bad_value;
 			o->size = v;
 			break;
 		case 'm':
-			if (!parse_uint(optarg, 4096, &v) || !mtu_to_enum(v))
+			if (!parse_ulong(optarg, 4096, &v) || !mtu_from_bytes(v))
 				goto bad_value;
-			o->mtu = mtu_to_enum(v);
+			o->mtu = mtu_from_bytes(v);
 			break;
 		case 'r':
-			if (!parse_uint(optarg, INT32_MAX - 1, &v) || v < 1)
+			if (!parse_ulong(optarg, INT32_MAX - 1, &v) || v < 1)
 				goto bad_value;
 			o->rx_depth = v;
 			break;
 		case 'n':
-			if (!parse_uint(optarg, INT32_MAX, &v) || v < 1)
+			if (!parse_ulong(optarg, INT32_MAX, &v) || v < 1)
 				goto bad_value;
 			o->iters = v;
 			break;
 		case 'l':
-			if (!parse_uint(optarg, 15, &v))
+			if (!parse_ulong(optarg, 15, &v))
 				goto bad_value;
 			o->sl = v;
 			break;
@@ -228,7 +175,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->use_events = true;
 			break;
 		case 'g':
-			if (!parse_uint(optarg, XR_MAX_GIDS - 1, &v))
+			if (!parse_ulong(optarg, XR_MAX_GIDS - 1, &v))
 				goto bad_value;
 			o->gid_index = v;
 			break;
@@ -315,166 +262,29 @@ static void print_dest(const char *label, const struct pingpong_dest *d)
 	       gid);
 }
 
-/* Waits until fd is ready for events; -ETIMEDOUT at deadline, -EINTR on a stop signal. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = events};
-		int64_t left = deadline - now_ms();
-		int n;
-
-		if (stop_signal)
-			return -EINTR;
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-/* Reads exactly len bytes; -EPIPE if the peer closes first. */
-static int read_full(int fd, void *buf, size_t len, int64_t deadline)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLIN, deadline);
-
-		if (ret)
-			return ret;
-		n = read(fd, (char *)buf + got, len - got);
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		got += n;
-	}
-	return 0;
-}
-
-/*
- * One write() for the whole message: ibv_rc_pingpong's server reads the
- * 52 bytes with a single read().
- */
-static int write_msg(int fd, const void *buf, size_t len, int64_t deadline)
-{
-	ssize_t n;
-	int ret = wait_fd(fd, POLLOUT, deadline);
-
-	if (ret)
-		return ret;
-	n = write(fd, buf, len);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
-static const char *oob_error(int err)
-{
-	return err == -EPIPE ? "peer closed the connection" : strerror(-err);
-}
-
-/* Non-blocking connect bounded by deadline; returns 0 or a negative errno. */
-static int connect_once(const struct addrinfo *ai, int *fdp, int64_t deadline)
-{
-	int fd =
-	    socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-	int err = 0;
-	socklen_t len = sizeof(err);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-		*fdp = fd;
-		return 0;
-	}
-	if (errno != EINPROGRESS) {
-		ret = -errno;
-		goto fail;
-	}
-	ret = wait_fd(fd, POLLOUT, deadline);
-	if (ret)
-		goto fail;
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	if (err) {
-		ret = -err;
-		goto fail;
-	}
-	*fdp = fd;
-	return 0;
-fail:
-	close(fd);
-	return ret;
-}
-
-/*
- * Connects to the server, retrying a refused connection for a while (a
- * server that is still starting up), as a shell script starting both sides
- * would otherwise have to guess how long to wait.
- */
-static int client_connect(const char *servername, unsigned int port)
-{
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res;
-	char service[8];
-	int64_t retry_until = now_ms() + CONNECT_RETRY_MS;
-	int ret, fd = -1;
-
-	snprintf(service, sizeof(service), "%u", port);
-	ret = getaddrinfo(servername, service, &hints, &res);
-	if (ret) {
-		fprintf(stderr, PROG ": %s for %s:%u\n", gai_strerror(ret), servername, port);
-		return -1;
-	}
-	for (;;) {
-		for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			ret = connect_once(ai, &fd, now_ms() + EXCHANGE_TIMEOUT_MS);
-			if (!ret)
-				break;
-		}
-		if (fd >= 0 || ret != -ECONNREFUSED || now_ms() >= retry_until || stop_signal)
-			break;
-		usleep(200000);
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", servername, port,
-			strerror(-ret));
-		return -1;
-	}
-	return fd;
-}
-
 /* Client side: send ours, read theirs, send "done", as ibv_rc_pingpong's client does. */
 static int client_exchange(const struct options *o, const struct pingpong_dest *mine,
 			   struct pingpong_dest *remote)
 {
 	char msg[DEST_MSG_SIZE];
+	const char *why;
 	int64_t deadline;
 	int fd, ret;
 
-	fd = client_connect(o->servername, o->port);
-	if (fd < 0)
+	fd = oob_connect(o->servername, o->port, CONNECT_RETRY_MS, EXCHANGE_TIMEOUT_MS, &why);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", o->servername, o->port,
+			why);
 		return -1;
-	deadline = now_ms() + EXCHANGE_TIMEOUT_MS;
+	}
+	deadline = tool_now_ms() + EXCHANGE_TIMEOUT_MS;
 	format_dest(mine, msg);
-	ret = write_msg(fd, msg, sizeof(msg), deadline);
+	ret = oob_write_msg(fd, msg, sizeof(msg), deadline);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't send local address: %s\n", oob_error(ret));
 		goto out;
 	}
-	ret = read_full(fd, msg, sizeof(msg), deadline);
+	ret = oob_read_full(fd, msg, sizeof(msg), deadline);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't read remote address: %s\n", oob_error(ret));
 		goto out;
@@ -485,7 +295,7 @@ static int client_exchange(const struct options *o, const struct pingpong_dest *
 			msg);
 		goto out;
 	}
-	ret = write_msg(fd, DONE_MSG, DONE_MSG_SIZE, deadline);
+	ret = oob_write_msg(fd, DONE_MSG, DONE_MSG_SIZE, deadline);
 	if (ret)
 		fprintf(stderr, PROG ": couldn't send 'done': %s\n", oob_error(ret));
 out:
@@ -493,60 +303,19 @@ out:
 	return ret ? -1 : 0;
 }
 
-static int server_listen(unsigned int port)
-{
-	struct addrinfo hints = {
-	    .ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res;
-	char service[8];
-	int one = 1, fd = -1, ret;
-
-	snprintf(service, sizeof(service), "%u", port);
-	ret = getaddrinfo(NULL, service, &hints, &res);
-	if (ret) {
-		fprintf(stderr, PROG ": %s for port %u\n", gai_strerror(ret), port);
-		return -1;
-	}
-	for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 1) == 0)
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		fprintf(stderr, PROG ": couldn't listen to port %u\n", port);
-	return fd;
-}
-
 /* Server side, first half: accept the client and read its address. Returns the connection. */
 static int server_accept(const struct options *o, struct pingpong_dest *remote)
 {
 	char msg[DEST_MSG_SIZE];
-	int listen_fd, fd, ret;
+	const char *why;
+	int fd, ret;
 
-	listen_fd = server_listen(o->port);
-	if (listen_fd < 0)
-		return -1;
-	ret = wait_fd(listen_fd, POLLIN, now_ms() + ACCEPT_TIMEOUT_MS);
-	if (ret) {
-		fprintf(stderr, PROG ": no client connected to port %u within %d s: %s\n", o->port,
-			ACCEPT_TIMEOUT_MS / 1000, strerror(-ret));
-		close(listen_fd);
-		return -1;
-	}
-	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	ret = -errno;
-	close(listen_fd);
+	fd = oob_accept(AF_UNSPEC, o->port, ACCEPT_TIMEOUT_MS, &why);
 	if (fd < 0) {
-		fprintf(stderr, PROG ": accept() failed: %s\n", strerror(-ret));
+		fprintf(stderr, PROG ": port %u: %s\n", o->port, why);
 		return -1;
 	}
-	ret = read_full(fd, msg, sizeof(msg), now_ms() + EXCHANGE_TIMEOUT_MS);
+	ret = oob_read_full(fd, msg, sizeof(msg), tool_now_ms() + EXCHANGE_TIMEOUT_MS);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't read remote address: %s\n", oob_error(ret));
 		goto fail;
@@ -569,16 +338,16 @@ fail:
 static int server_reply(int fd, const struct pingpong_dest *mine)
 {
 	char msg[DEST_MSG_SIZE];
-	int64_t deadline = now_ms() + EXCHANGE_TIMEOUT_MS;
+	int64_t deadline = tool_now_ms() + EXCHANGE_TIMEOUT_MS;
 	int ret;
 
 	format_dest(mine, msg);
-	ret = write_msg(fd, msg, sizeof(msg), deadline);
+	ret = oob_write_msg(fd, msg, sizeof(msg), deadline);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't send local address: %s\n", oob_error(ret));
 		goto out;
 	}
-	ret = read_full(fd, msg, DONE_MSG_SIZE, deadline);
+	ret = oob_read_full(fd, msg, DONE_MSG_SIZE, deadline);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't read 'done': %s\n", oob_error(ret));
 		goto out;
@@ -699,14 +468,7 @@ static int init_ctx(struct pingpong_ctx *ctx, const struct options *o)
 	if (init_attr.cap.max_inline_data >= o->size)
 		ctx->send_flags |= XR_SEND_INLINE;
 
-	attr = (struct xr_qp_attr){
-	    .qp_state = XR_QPS_INIT,
-	    .pkey_index = 0,
-	    .port_num = o->ib_port,
-	    .qp_access_flags = 0,
-	};
-	ret = xr_modify_qp(ctx->qp, &attr,
-			   XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+	ret = qp_to_init(ctx->qp, (uint8_t)o->ib_port, 0);
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to INIT: %s\n", strerror(-ret));
 		return -1;
@@ -717,20 +479,21 @@ static int init_ctx(struct pingpong_ctx *ctx, const struct options *o)
 static int connect_qp(struct pingpong_ctx *ctx, const struct options *o, unsigned int my_psn,
 		      const struct pingpong_dest *dest)
 {
-	struct xr_qp_attr attr = {
-	    .qp_state = XR_QPS_RTR,
+	struct qp_rtr_attr rtr = {
 	    .path_mtu = o->mtu,
-	    .dest_qp_num = dest->qpn,
+	    .dest_qpn = dest->qpn,
 	    .rq_psn = dest->psn,
+	    .dgid = dest->gid,
+	    .sgid_index = (uint8_t)o->gid_index,
+	    .port_num = (uint8_t)o->ib_port,
+	    .hop_limit = 1,
+	    .sl = (uint8_t)o->sl,
+	    .dlid = (uint16_t)dest->lid,
 	    .max_dest_rd_atomic = 1,
 	    .min_rnr_timer = 12,
-	    .ah_attr = {.is_global = 1,
-			.dlid = dest->lid,
-			.sl = o->sl,
-			.port_num = o->ib_port,
-			.grh = {.dgid = dest->gid, .sgid_index = o->gid_index, .hop_limit = 1}},
 	};
 	static const uint8_t zero_gid[16];
+	const char *failed;
 	int ret;
 
 	if (!memcmp(dest->gid.raw, zero_gid, sizeof(zero_gid))) {
@@ -738,24 +501,9 @@ static int connect_qp(struct pingpong_ctx *ctx, const struct options *o, unsigne
 			PROG ": the peer sent a zero GID: RoCE needs one (run it with -g)\n");
 		return -1;
 	}
-	ret = xr_modify_qp(ctx->qp, &attr,
-			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN |
-			       XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+	ret = qp_connect(ctx->qp, &rtr, my_psn, 1, &failed);
 	if (ret) {
-		fprintf(stderr, PROG ": failed to modify QP to RTR: %s\n", strerror(-ret));
-		return -1;
-	}
-	attr.qp_state = XR_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.sq_psn = my_psn;
-	attr.max_rd_atomic = 1;
-	ret = xr_modify_qp(ctx->qp, &attr,
-			   XR_QP_STATE | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |
-			       XR_QP_SQ_PSN | XR_QP_MAX_QP_RD_ATOMIC);
-	if (ret) {
-		fprintf(stderr, PROG ": failed to modify QP to RTS: %s\n", strerror(-ret));
+		fprintf(stderr, PROG ": failed to modify QP to %s: %s\n", failed, strerror(-ret));
 		return -1;
 	}
 	return 0;
@@ -902,7 +650,7 @@ static int handle_wc(struct pingpong_ctx *ctx, const struct options *o, struct l
 static int run_loop(struct pingpong_ctx *ctx, const struct options *o, struct loop_state *st)
 {
 	int64_t timeout_ms = LOOP_BASE_TIMEOUT_MS + (int64_t)o->iters * LOOP_PER_ITER_MS;
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = tool_now_ms() + timeout_ms;
 	unsigned int idle_polls = 0;
 
 	while (st->rcnt < o->iters || st->scnt < o->iters) {
@@ -912,7 +660,7 @@ static int run_loop(struct pingpong_ctx *ctx, const struct options *o, struct lo
 		if (o->use_events) {
 			/* As rc_pingpong -e: sleep for the event, re-arm, then poll. */
 			struct xr_cq *ev_cq;
-			int ret = wait_fd(ctx->channel->fd, POLLIN, deadline);
+			int ret = oob_wait_fd(ctx->channel->fd, POLLIN, deadline);
 
 			if (!ret)
 				ret = xr_get_cq_event(ctx->channel, &ev_cq, NULL);
@@ -952,12 +700,12 @@ static int run_loop(struct pingpong_ctx *ctx, const struct options *o, struct lo
 			idle_polls = 0;
 			continue;
 		}
-		if (stop_signal) {
-			fprintf(stderr, PROG ": interrupted by signal %d\n", (int)stop_signal);
+		if (tool_stop_signal) {
+			fprintf(stderr, PROG ": interrupted by signal %d\n", (int)tool_stop_signal);
 			describe_wait(ctx, st, o->iters);
 			return -1;
 		}
-		if (now_ms() >= deadline) {
+		if (tool_now_ms() >= deadline) {
 			fprintf(stderr, PROG ": timed out after %" PRId64 " s\n",
 				timeout_ms / 1000);
 			describe_wait(ctx, st, o->iters);
