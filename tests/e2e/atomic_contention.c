@@ -33,12 +33,10 @@
  * Each process prints one line per phase with the target's verdict; the
  * exit status is 1 when anything failed.
  */
-#include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 
-#include "../../user/tools/tool_common.h"
+#include "e2e_common.h"
 
 #define PROG "atomic_contention"
 #define DEFAULT_PORT 18783
@@ -118,40 +116,6 @@ static double now_s(void)
 static void sleep_ns(long ns)
 {
 	nanosleep(&(struct timespec){.tv_nsec = ns}, NULL);
-}
-
-/* First failure, or a summary of what was checked. */
-struct report {
-	bool failed;
-	char detail[320];
-};
-
-static void report_fail(struct report *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void report_fail(struct report *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->failed)
-		return;
-	r->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
-	va_end(ap);
-}
-
-static void report_ok(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void report_ok(struct report *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->failed)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
-	va_end(ap);
 }
 
 /* ---- out-of-band messages --------------------------------------------------- */
@@ -355,21 +319,6 @@ static void destroy_qp_end(struct qp_end *end)
 		xr_destroy_cq(end->recv_cq);
 }
 
-static bool check_wc(const struct xr_wc *wc, uint64_t wr_id, enum xr_wc_opcode opcode,
-		     struct report *r)
-{
-	if (wc->wr_id != wr_id)
-		report_fail(r, "completion for wr_id %" PRIu64 ", expected %" PRIu64 " (%s)",
-			    wc->wr_id, wr_id, xr_wc_status_str(wc->status));
-	else if (wc->status != XR_WC_SUCCESS)
-		report_fail(r, "wr_id %" PRIu64 " completed with \"%s\"", wc->wr_id,
-			    xr_wc_status_str(wc->status));
-	else if (wc->opcode != opcode)
-		report_fail(r, "wr_id %" PRIu64 " has opcode %d, expected %d", wc->wr_id,
-			    wc->opcode, opcode);
-	return !r->failed;
-}
-
 static bool post(struct xr_qp *qp, struct xr_send_wr *wr, struct report *r)
 {
 	struct xr_send_wr *bad;
@@ -474,7 +423,7 @@ static void run_faa(struct initiator *in, struct report *r, uint32_t *interleave
 					   FAA_PER_INITIATOR, PHASE_TIMEOUT_MS / 1000);
 		got += xr_poll_cq(in->end.send_cq, FAA_DEPTH - 1, wc + 1);
 		for (int i = 0; i < got; i++, completed++)
-			if (!check_wc(&wc[i], completed, XR_WC_FETCH_ADD, r))
+			if (!check_wc(&wc[i], completed, XR_WC_SUCCESS, XR_WC_FETCH_ADD, r))
 				return;
 	}
 	for (uint32_t i = 1; i < FAA_PER_INITIATOR; i++) {
@@ -505,7 +454,7 @@ static bool run_chain(struct initiator *in, struct xr_send_wr *wr, int n, struct
 		return false;
 	}
 	for (int i = 0; i < n; i++, wr = wr->next)
-		if (!check_wc(&wc[i], wr->wr_id, opcodes[i], r))
+		if (!check_wc(&wc[i], wr->wr_id, XR_WC_SUCCESS, opcodes[i], r))
 			return false;
 	return true;
 }
@@ -608,14 +557,12 @@ static int initiator_exchange(struct initiator *in, const char *target_ip, unsig
 {
 	struct wire w = {0};
 	struct target_hello th;
-	const char *why;
 	int ret;
 
-	in->oob_fd = oob_connect(target_ip, port, CONNECT_RETRY_MS, OOB_TIMEOUT_MS, &why);
-	if (in->oob_fd < 0) {
-		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", target_ip, port, why);
+	in->oob_fd =
+	    e2e_oob_open(target_ip, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
+	if (in->oob_fd < 0)
 		return -1;
-	}
 	put32(&w, HELLO_MAGIC);
 	put32(&w, in->id);
 	put32(&w, in->end.qp->qp_num);

@@ -14,11 +14,9 @@
  * own verdict and the peer's. The exit status is 1 when any case failed on
  * either side.
  */
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 
-#include "../../user/tools/tool_common.h"
+#include "e2e_common.h"
 
 #define PROG "send_e2e"
 #define DEFAULT_PORT 18779
@@ -124,63 +122,12 @@ struct ctx {
 	int oob_fd;
 };
 
-/* First failure of a case, and a summary of what was checked when it passed. */
-struct report {
-	bool failed;
-	char detail[256];
-};
-
-static void report_fail(struct report *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void report_fail(struct report *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->failed)
-		return;
-	r->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
-	va_end(ap);
-}
-
-static void report_ok(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void report_ok(struct report *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->failed)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
-	va_end(ap);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* A per-case, position-dependent byte: a shifted or reordered copy shows. */
-static uint8_t pattern_byte(uint32_t seed, size_t i)
-{
-	uint32_t x = (uint32_t)i * 0x9e3779b1u ^ seed * 0x85ebca6bu;
-
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
-	return (uint8_t)x;
-}
-
-static void fill_pattern(uint8_t *buf, uint32_t seed, size_t from, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		buf[i] = pattern_byte(seed, from + i);
 }
 
 /* Index of the first byte of buf that is not pattern (seed, from + i), or -1. */
@@ -206,41 +153,6 @@ static uint64_t case_wr_id(int case_index, uint32_t n)
 }
 
 /* ---- completions -------------------------------------------------------- */
-
-/* True when nothing arrives on cq for wait_ms; an unexpected completion is described in r. */
-static bool expect_quiet(struct xr_cq *cq, int wait_ms, struct report *r, const char *what)
-{
-	struct xr_wc wc;
-
-	if (poll_cq_until(cq, &wc, 1, 1, tool_now_ms() + wait_ms) == 0)
-		return true;
-	report_fail(r, "unexpected extra %s completion: wr_id 0x%" PRIx64 ", status %s", what,
-		    wc.wr_id, xr_wc_status_str(wc.status));
-	return false;
-}
-
-/* Checks one completion against what it must be; describes the first difference in r. */
-static bool check_wc(const struct xr_wc *wc, uint64_t wr_id, enum xr_wc_status status,
-		     enum xr_wc_opcode opcode, struct report *r)
-{
-	if (wc->wr_id != wr_id) {
-		report_fail(r, "completion for wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 " (%s)",
-			    wc->wr_id, wr_id, xr_wc_status_str(wc->status));
-		return false;
-	}
-	if (wc->status != status) {
-		report_fail(r, "wr_id 0x%" PRIx64 " completed with \"%s\", expected \"%s\"",
-			    wc->wr_id, xr_wc_status_str(wc->status), xr_wc_status_str(status));
-		return false;
-	}
-	/* The opcode of an error completion is undefined in verbs. */
-	if (status == XR_WC_SUCCESS && wc->opcode != opcode) {
-		report_fail(r, "wr_id 0x%" PRIx64 " has opcode %d, expected %d", wc->wr_id,
-			    wc->opcode, opcode);
-		return false;
-	}
-	return true;
-}
 
 static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, int64_t deadline, struct report *r,
 		     const char *what)
@@ -1052,14 +964,11 @@ static void hello_of(const struct ctx *c, struct hello *h)
 static int server_exchange(struct ctx *c, unsigned int port)
 {
 	struct hello mine, peer;
-	const char *why;
 	int ret;
 
-	c->oob_fd = oob_accept(AF_INET, port, ACCEPT_TIMEOUT_MS, &why);
-	if (c->oob_fd < 0) {
-		fprintf(stderr, PROG ": no client on port %u: %s\n", port, why);
+	c->oob_fd = e2e_oob_open(NULL, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
+	if (c->oob_fd < 0)
 		return -1;
-	}
 	ret = recv_hello(c->oob_fd, &peer);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't read the client's QPs: %s\n", oob_error(ret));
@@ -1079,14 +988,12 @@ static int server_exchange(struct ctx *c, unsigned int port)
 static int client_exchange(struct ctx *c, const char *server_ip, unsigned int port)
 {
 	struct hello mine, peer;
-	const char *why;
 	int ret;
 
-	c->oob_fd = oob_connect(server_ip, port, CONNECT_RETRY_MS, OOB_TIMEOUT_MS, &why);
-	if (c->oob_fd < 0) {
-		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", server_ip, port, why);
+	c->oob_fd =
+	    e2e_oob_open(server_ip, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
+	if (c->oob_fd < 0)
 		return -1;
-	}
 	hello_of(c, &mine);
 	ret = send_hello(c->oob_fd, &mine);
 	if (!ret)

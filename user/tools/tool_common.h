@@ -37,8 +37,23 @@
 /* Pause between connection attempts while the server is not listening yet. */
 #define TOOL_CONNECT_RETRY_PAUSE_US 100000
 
-/* A program's signal handler sets it; every wait below then returns -EINTR. */
+/* Set by SIGINT, SIGTERM or SIGHUP once tool_catch_stop_signals() ran; waits below then end. */
 static volatile sig_atomic_t tool_stop_signal;
+
+static inline void tool_on_stop_signal(int sig)
+{
+	tool_stop_signal = sig;
+}
+
+/* No SA_RESTART: a stop signal must interrupt poll(), so that the program can clean up. */
+static inline void tool_catch_stop_signals(void)
+{
+	struct sigaction sa = {.sa_handler = tool_on_stop_signal};
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
 
 static inline int64_t tool_now_ms(void)
 {

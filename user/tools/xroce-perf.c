@@ -120,11 +120,6 @@ struct perf_ctx {
 	unsigned int recv_posted; /* receives posted in the current run */
 };
 
-static void on_stop_signal(int sig)
-{
-	tool_stop_signal = sig;
-}
-
 static double now_us(void)
 {
 	struct timespec ts;
@@ -1339,17 +1334,13 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = {.sa_handler = on_stop_signal};
 	struct options o;
 	int ret;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret)
 		return ret == 2 ? 0 : 1;
-	/* No SA_RESTART: a stop signal must interrupt poll() so the device gets closed. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	tool_catch_stop_signals();
 	signal(SIGPIPE, SIG_IGN);
 	srand48(getpid() * time(NULL));
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -76,11 +76,6 @@ struct pingpong_ctx {
 	long page_size;
 };
 
-static void on_stop_signal(int sig)
-{
-	tool_stop_signal = sig;
-}
-
 static void usage(const char *argv0)
 {
 	printf("Usage:\n");
@@ -799,17 +794,13 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = {.sa_handler = on_stop_signal};
 	struct options o;
 	int ret;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret)
 		return ret == 2 ? 0 : 1;
-	/* No SA_RESTART: a stop signal must interrupt poll() so the device gets closed. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	tool_catch_stop_signals();
 	srand48(getpid() * time(NULL));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run(&o);

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the two-process end-to-end tests share besides tool_common.h: a
+ * verdict with the first failure or a summary, data patterns that show a
+ * shifted or reordered copy, and checks of completions.
+ */
+#ifndef XROCE_E2E_COMMON_H
+#define XROCE_E2E_COMMON_H
+
+#include <inttypes.h>
+#include <stdarg.h>
+
+#include "../../user/tools/tool_common.h"
+
+/* First failure of a case, or a summary of what was checked when it passed. */
+struct report {
+	bool failed;
+	char detail[320];
+};
+
+static inline void report_fail(struct report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static inline void report_fail(struct report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	r->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static inline void report_ok(struct report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static inline void report_ok(struct report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+/* A per-case, position-dependent byte: a shifted or reordered copy shows. */
+static inline uint8_t pattern_byte(uint32_t seed, size_t i)
+{
+	uint32_t x = (uint32_t)i * 0x9e3779b1u ^ seed * 0x85ebca6bu;
+
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	return (uint8_t)x;
+}
+
+static inline void fill_pattern(uint8_t *buf, uint32_t seed, size_t from, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern_byte(seed, from + i);
+}
+
+/* Checks one completion against what it must be; describes the first difference in r. */
+static inline bool check_wc(const struct xr_wc *wc, uint64_t wr_id, enum xr_wc_status status,
+			    enum xr_wc_opcode opcode, struct report *r)
+{
+	if (wc->wr_id != wr_id) {
+		report_fail(r, "completion for wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 " (%s)",
+			    wc->wr_id, wr_id, xr_wc_status_str(wc->status));
+		return false;
+	}
+	if (wc->status != status) {
+		report_fail(r, "wr_id 0x%" PRIx64 " completed with \"%s\", expected \"%s\"",
+			    wc->wr_id, xr_wc_status_str(wc->status), xr_wc_status_str(status));
+		return false;
+	}
+	/* The opcode of an error completion is undefined in verbs. */
+	if (status == XR_WC_SUCCESS && wc->opcode != opcode) {
+		report_fail(r, "wr_id 0x%" PRIx64 " has opcode %d, expected %d", wc->wr_id,
+			    wc->opcode, opcode);
+		return false;
+	}
+	return true;
+}
+
+/* True when nothing arrives on cq for wait_ms; an unexpected completion is described in r. */
+static inline bool expect_quiet(struct xr_cq *cq, int wait_ms, struct report *r, const char *what)
+{
+	struct xr_wc wc;
+
+	if (poll_cq_until(cq, &wc, 1, 1, tool_now_ms() + wait_ms) == 0)
+		return true;
+	report_fail(r, "unexpected %s completion: wr_id 0x%" PRIx64 ", status \"%s\", opcode %d",
+		    what, wc.wr_id, xr_wc_status_str(wc.status), wc.opcode);
+	return false;
+}
+
+/*
+ * The test's out-of-band connection: the server (server_ip NULL) accepts
+ * the client, the client connects to the server. -1 after saying why.
+ */
+static inline int e2e_oob_open(const char *server_ip, unsigned int port, int accept_timeout_ms,
+			       int connect_retry_ms, int attempt_timeout_ms)
+{
+	const char *why;
+	int fd = server_ip
+		     ? oob_connect(server_ip, port, connect_retry_ms, attempt_timeout_ms, &why)
+		     : oob_accept(AF_INET, port, accept_timeout_ms, &why);
+
+	if (fd < 0 && server_ip)
+		fprintf(stderr, "%s: couldn't connect to %s:%u: %s\n",
+			program_invocation_short_name, server_ip, port, why);
+	else if (fd < 0)
+		fprintf(stderr, "%s: no client on port %u: %s\n", program_invocation_short_name,
+			port, why);
+	return fd;
+}
+
+#endif /* XROCE_E2E_COMMON_H */
