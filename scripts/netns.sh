@@ -23,7 +23,22 @@
 #                          send the frames exactly as they are on the wire).
 # netns_exec NS CMD...     runs CMD in NS's network namespace only: unlike
 #                          `ip netns exec` it keeps /sys/fs/bpf and the pins.
-# netns_cleanup            detaches xroce from every veth created here, removes
+# netns_attach NS:DEV...   runs `xroce attach DEV` in NS for each; prints which
+#                          one failed and returns 1 on the first failure.
+# netns_run_pair LOGDIR SECONDS PROG SERVER_ARGS... -- CLIENT_ARGS...
+#                          runs `PROG server SERVER_ARGS` in NETNS_A and, once
+#                          it is started, `PROG client CLIENT_ARGS` in NETNS_B,
+#                          each under `timeout SECONDS`, logging to
+#                          LOGDIR/server.log and LOGDIR/client.log; prints both
+#                          logs indented. Returns 0 when both exit 0, else 1
+#                          with NETNS_PAIR_STATUS "server exit N, client exit M".
+#                          The server's PID is in NETNS_SERVER_PID while it runs
+#                          (netns_cleanup stops it).
+# netns_check_stats NS:DEV... prints `xroce stats` of each end and returns 1,
+#                          saying why, unless no frame was dropped as malformed
+#                          and frames were redirected to AF_XDP on each.
+# netns_cleanup            stops NETNS_SERVER_PID, detaches xroce from every
+#                          veth created here, removes
 #                          any pins left under /sys/fs/bpf/xroce/VETH and
 #                          deletes the namespaces. Idempotent. Processes started
 #                          in the namespaces are the caller's to stop first.
@@ -110,8 +125,75 @@ netns_middlebox_pair() {
 	done
 }
 
+netns_xroce() {
+	echo "${XROCE:-$NETNS_REPO/${BUILD:-build}/xroce}"
+}
+
+netns_attach() {
+	local entry
+	for entry in "$@"; do
+		netns_exec "${entry%%:*}" "$(netns_xroce)" attach "${entry#*:}" >/dev/null || {
+			echo "xroce attach ${entry#*:} failed"
+			return 1
+		}
+	done
+}
+
+netns_run_pair() {
+	local logdir=$1 seconds=$2 prog=$3 server_args=() client_status=0 server_status=0 side
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		server_args+=("$1")
+		shift
+	done
+	shift
+	netns_exec "$NETNS_A" timeout "$seconds" "$prog" server "${server_args[@]}" \
+		>"$logdir/server.log" 2>&1 &
+	NETNS_SERVER_PID=$!
+	netns_exec "$NETNS_B" timeout "$seconds" "$prog" client "$@" >"$logdir/client.log" 2>&1 ||
+		client_status=$?
+	wait "$NETNS_SERVER_PID" || server_status=$?
+	NETNS_SERVER_PID=""
+	for side in server client; do
+		echo "--- $side:"
+		sed 's/^/    /' "$logdir/$side.log"
+	done
+	NETNS_PAIR_STATUS="server exit $server_status, client exit $client_status"
+	[ "$server_status" -eq 0 ] && [ "$client_status" -eq 0 ]
+}
+
+netns_check_stats() {
+	local entry dev stats counter value
+	for entry in "$@"; do
+		dev=${entry#*:}
+		stats=$(netns_exec "${entry%%:*}" "$(netns_xroce)" stats "$dev") || {
+			echo "xroce stats $dev failed"
+			return 1
+		}
+		echo "--- xroce stats $dev:"
+		sed 's/^/    /' <<<"$stats"
+		for counter in drop_truncated drop_bad_tver drop_bad_opcode drop_bad_length redirected; do
+			value=$(awk -v c="$counter" '$1 == c { print $2 }' <<<"$stats")
+			if [ "$counter" = redirected ]; then
+				[ -n "$value" ] && [ "$value" -gt 0 ] && continue
+				echo "$dev: redirected is '$value', expected > 0"
+			else
+				[ "$value" = 0 ] && continue
+				echo "$dev: $counter is '$value', expected 0"
+			fi
+			return 1
+		done
+	done
+}
+
 netns_cleanup() {
-	local xroce=${XROCE:-$NETNS_REPO/${BUILD:-build}/xroce} entry ns dev
+	local xroce entry ns dev
+	xroce=$(netns_xroce)
+	if [ -n "${NETNS_SERVER_PID:-}" ]; then
+		kill "$NETNS_SERVER_PID" 2>/dev/null || true
+		wait "$NETNS_SERVER_PID" 2>/dev/null || true
+		NETNS_SERVER_PID=""
+	fi
 	for entry in "${NETNS_VETHS[@]}"; do
 		ns=${entry%%:*}
 		dev=${entry#*:}

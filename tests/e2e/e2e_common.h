@@ -120,4 +120,38 @@ static inline int e2e_oob_open(const char *server_ip, unsigned int port, int acc
 	return fd;
 }
 
+/* The command line of a two-process test. */
+struct e2e_args {
+	bool is_server;
+	const char *role; /* "server" or "client" */
+	const char *ifname;
+	const char *server_ip;
+	unsigned int port;
+};
+
+/*
+ * Parses "server IFNAME [-p PORT]" or "client IFNAME SERVER_IP [-p PORT]"
+ * into *a (whose port holds the default); false on a usage error.
+ */
+static inline bool e2e_parse_args(int argc, char **argv, struct e2e_args *a)
+{
+	int args = 3;
+
+	if (argc < 3 || (strcmp(argv[1], "server") && strcmp(argv[1], "client")))
+		return false;
+	a->is_server = !strcmp(argv[1], "server");
+	a->role = argv[1];
+	a->ifname = argv[2];
+	if (!a->is_server) {
+		if (argc < 4)
+			return false;
+		a->server_ip = argv[args++];
+	}
+	if (argc == args + 2 && !strcmp(argv[args], "-p")) {
+		a->port = (unsigned int)strtoul(argv[args + 1], NULL, 10);
+		args += 2;
+	}
+	return argc == args && a->port > 0 && a->port <= 65535;
+}
+
 #endif /* XROCE_E2E_COMMON_H */

@@ -1080,37 +1080,21 @@ int main(int argc, char **argv)
 {
 	struct test_case cases[MAX_CASES];
 	struct ctx c = {.oob_fd = -1};
-	unsigned int port = DEFAULT_PORT;
-	const char *server_ip = NULL;
-	int ncases, failed = 0, args;
+	struct e2e_args args = {.port = DEFAULT_PORT};
+	int ncases, failed = 0;
 
-	if (argc < 3 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+	if (!e2e_parse_args(argc, argv, &args)) {
 		usage();
 		return 2;
 	}
-	c.is_server = !strcmp(argv[1], "server");
-	c.role = argv[1];
-	args = 3;
-	if (!c.is_server) {
-		if (argc < 4) {
-			usage();
-			return 2;
-		}
-		server_ip = argv[args++];
-	}
-	if (argc == args + 2 && !strcmp(argv[args], "-p")) {
-		port = (unsigned int)strtoul(argv[args + 1], NULL, 10);
-		args += 2;
-	}
-	if (argc != args || port == 0 || port > 65535) {
-		usage();
-		return 2;
-	}
+	c.is_server = args.is_server;
+	c.role = args.role;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand48(getpid() ^ time(NULL));
 
-	if (setup(&c, argv[2]) ||
-	    (c.is_server ? server_exchange(&c, port) : client_exchange(&c, server_ip, port))) {
+	if (setup(&c, args.ifname) ||
+	    (c.is_server ? server_exchange(&c, args.port)
+			 : client_exchange(&c, args.server_ip, args.port))) {
 		teardown(&c);
 		return 1;
 	}

@@ -28,12 +28,7 @@ done
 # shellcheck source=scripts/netns.sh
 source scripts/netns.sh
 logdir=$(mktemp -d /tmp/xroce-test-rdma-e2e.XXXXXX)
-bg_pid=""
 cleanup() {
-	if [ -n "$bg_pid" ]; then
-		kill "$bg_pid" 2>/dev/null
-		wait "$bg_pid" 2>/dev/null
-	fi
 	netns_cleanup
 	rm -rf "$logdir"
 }
@@ -41,25 +36,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 netns_pair rde "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
-for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-	netns_exec "${end%%:*}" "$xroce" attach "${end#*:}" >/dev/null || fail "xroce attach ${end#*:} failed"
-done
+why=$(netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B") || fail "$why"
 
 # Target in A, initiator in B.
-netns_exec "$NETNS_A" timeout 180 "$e2e" server "$VETH_A" -p "$roce_port" >"$logdir/server.log" 2>&1 &
-bg_pid=$!
-client_status=0
-netns_exec "$NETNS_B" timeout 180 "$e2e" client "$VETH_B" "$ADDR_A" -p "$roce_port" \
-	>"$logdir/client.log" 2>&1 || client_status=$?
-server_status=0
-wait "$bg_pid" || server_status=$?
-bg_pid=""
-for side in server client; do
-	echo "--- $side:"
-	sed 's/^/    /' "$logdir/$side.log"
-done
-[ "$server_status" -eq 0 ] && [ "$client_status" -eq 0 ] ||
-	fail "rdma_e2e: server exit $server_status, client exit $client_status (124 = timed out)"
+netns_run_pair "$logdir" 180 "$e2e" "$VETH_A" -p "$roce_port" -- \
+	"$VETH_B" "$ADDR_A" -p "$roce_port" ||
+	fail "rdma_e2e: $NETNS_PAIR_STATUS (124 = timed out)"
 for side in server client; do
 	grep -q "^\[$side\] path MTU 1024;" "$logdir/$side.log" ||
 		fail "$side: path MTU is not 1024 with the veth's 1500-byte MTU"
@@ -68,17 +50,8 @@ for side in server client; do
 done
 echo "ok   rdma_e2e: every case passed on both sides"
 
-for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-	dev=${end#*:}
-	stats=$(netns_exec "${end%%:*}" "$xroce" stats "$dev") || fail "xroce stats $dev failed"
-	echo "--- xroce stats $dev:"
-	sed 's/^/    /' <<<"$stats"
-	for counter in drop_truncated drop_bad_tver drop_bad_opcode drop_bad_length; do
-		value=$(awk -v c="$counter" '$1 == c { print $2 }' <<<"$stats")
-		[ "$value" = 0 ] || fail "$dev: $counter is '$value', expected 0"
-	done
-	value=$(awk '$1 == "redirected" { print $2 }' <<<"$stats")
-	[ -n "$value" ] && [ "$value" -gt 0 ] || fail "$dev: redirected is '$value', expected > 0"
-done
+netns_check_stats "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" >"$logdir/stats" || stats_ok=no
+cat "$logdir/stats"
+[ "${stats_ok:-yes}" = yes ] || fail "$(tail -n 1 "$logdir/stats")"
 echo "ok   no malformed-frame drops; frames redirected on both ends"
 echo "test_rdma_e2e: PASS"

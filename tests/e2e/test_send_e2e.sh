@@ -44,25 +44,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 netns_pair se2 "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
-for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-	netns_exec "${end%%:*}" "$xroce" attach "${end#*:}" >/dev/null || fail "xroce attach ${end#*:} failed"
-done
+why=$(netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B") || fail "$why"
 
 # ---- RoCE: every case, receiver in A, sender in B.
-netns_exec "$NETNS_A" timeout 240 "$e2e" server "$VETH_A" -p "$roce_port" >"$logdir/server.log" 2>&1 &
-bg_pid=$!
-client_status=0
-netns_exec "$NETNS_B" timeout 240 "$e2e" client "$VETH_B" "$ADDR_A" -p "$roce_port" \
-	>"$logdir/client.log" 2>&1 || client_status=$?
-server_status=0
-wait "$bg_pid" || server_status=$?
-bg_pid=""
-for side in server client; do
-	echo "--- $side:"
-	sed 's/^/    /' "$logdir/$side.log"
-done
-[ "$server_status" -eq 0 ] && [ "$client_status" -eq 0 ] ||
-	fail "send_e2e: server exit $server_status, client exit $client_status (124 = timed out)"
+netns_run_pair "$logdir" 240 "$e2e" "$VETH_A" -p "$roce_port" -- \
+	"$VETH_B" "$ADDR_A" -p "$roce_port" ||
+	fail "send_e2e: $NETNS_PAIR_STATUS (124 = timed out)"
 for side in server client; do
 	grep -q "^\[$side\] path MTU 1024;" "$logdir/$side.log" ||
 		fail "$side: path MTU is not 1024 with the veth's 1500-byte MTU"
@@ -126,19 +113,12 @@ bg_pid=""
 echo "ok   TCP transfer of $tcp_bytes bytes, sha256 matches"
 
 # ---- Counters of both ends.
+netns_check_stats "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" >"$logdir/stats" || stats_ok=no
+cat "$logdir/stats"
+[ "${stats_ok:-yes}" = yes ] || fail "$(tail -n 1 "$logdir/stats")"
 for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-	dev=${end#*:}
-	stats=$(netns_exec "${end%%:*}" "$xroce" stats "$dev") || fail "xroce stats $dev failed"
-	echo "--- xroce stats $dev:"
-	sed 's/^/    /' <<<"$stats"
-	for counter in drop_truncated drop_bad_tver drop_bad_opcode drop_bad_length; do
-		value=$(awk -v c="$counter" '$1 == c { print $2 }' <<<"$stats")
-		[ "$value" = 0 ] || fail "$dev: $counter is '$value', expected 0"
-	done
-	for counter in redirected passed_non_roce; do
-		value=$(awk -v c="$counter" '$1 == c { print $2 }' <<<"$stats")
-		[ -n "$value" ] && [ "$value" -gt 0 ] || fail "$dev: $counter is '$value', expected > 0"
-	done
+	value=$(netns_exec "${end%%:*}" "$xroce" stats "${end#*:}" | awk '$1 == "passed_non_roce" { print $2 }')
+	[ -n "$value" ] && [ "$value" -gt 0 ] || fail "${end#*:}: passed_non_roce is '$value', expected > 0"
 done
 echo "ok   no malformed-frame drops; redirected and passed_non_roce > 0 on both ends"
 echo "test_send_e2e: PASS"
