@@ -231,7 +231,7 @@ static void post_recv(struct endpoint *ep, uint32_t slot)
  */
 static int wait_completions(struct endpoint *ep, struct xr_wc *wc, int max)
 {
-	int n = poll_cq_until(ep->cq, wc, 1, max, tool_now_ms() + STALL_TIMEOUT_MS);
+	int n = poll_cq_yielding(ep->cq, wc, 1, max, tool_now_ms() + STALL_TIMEOUT_MS);
 
 	if (n == 0)
 		fail("waiting for completions", -ETIMEDOUT);

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -460,10 +461,12 @@ static inline int qp_connect(struct xr_qp *qp, const struct qp_rtr_attr *rtr, ui
 /*
  * Polls cq until at least min completions are in wc (at most max), or the
  * deadline passes; returns how many arrived. A polling error is reported on
- * stderr and ends the wait.
+ * stderr and ends the wait. Between empty polls: sched_yield() when
+ * yield_only (latency measurements: a sleep would dominate a round trip),
+ * else a short spin and then brief sleeps.
  */
-static inline int poll_cq_until(struct xr_cq *cq, struct xr_wc *wc, int min, int max,
-				int64_t deadline)
+static inline int poll_cq_loop(struct xr_cq *cq, struct xr_wc *wc, int min, int max,
+			       int64_t deadline, bool yield_only)
 {
 	unsigned int idle_polls = 0;
 	int got = 0;
@@ -483,10 +486,26 @@ static inline int poll_cq_until(struct xr_cq *cq, struct xr_wc *wc, int min, int
 		}
 		if (tool_now_ms() >= deadline || tool_stop_signal)
 			break;
-		if (++idle_polls > TOOL_SPIN_POLLS_BEFORE_SLEEP)
+		if (yield_only)
+			sched_yield();
+		else if (++idle_polls > TOOL_SPIN_POLLS_BEFORE_SLEEP)
 			nanosleep(&(struct timespec){.tv_nsec = TOOL_IDLE_SLEEP_NS}, NULL);
 	}
 	return got;
+}
+
+/* Two processes and their engine threads share the cores: sleeps when idle for long. */
+static inline int poll_cq_until(struct xr_cq *cq, struct xr_wc *wc, int min, int max,
+				int64_t deadline)
+{
+	return poll_cq_loop(cq, wc, min, max, deadline, false);
+}
+
+/* For measuring latency: never sleeps. */
+static inline int poll_cq_yielding(struct xr_cq *cq, struct xr_wc *wc, int min, int max,
+				   int64_t deadline)
+{
+	return poll_cq_loop(cq, wc, min, max, deadline, true);
 }
 
 #endif /* XROCE_TOOL_COMMON_H */

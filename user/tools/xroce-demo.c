@@ -421,7 +421,8 @@ static bool server_check(struct endpoint *ep, size_t i, char *what, size_t what_
 	uint64_t word;
 
 	if (consumes_receive(op->opcode)) {
-		if (poll_cq_until(ep->cq, &wc, 1, 1, tool_now_ms() + COMPLETION_TIMEOUT_MS) != 1) {
+		if (poll_cq_yielding(ep->cq, &wc, 1, 1, tool_now_ms() + COMPLETION_TIMEOUT_MS) !=
+		    1) {
 			snprintf(what, what_len, "no receive completion");
 			return false;
 		}
@@ -536,7 +537,7 @@ static bool client_execute(struct endpoint *ep, const struct peer_info *remote, 
 		memset(ep->buf, 0, op->size);
 	*ok = false;
 	err = xr_post_send(ep->qp, &wr, &bad_wr);
-	if (!err && poll_cq_until(ep->cq, &wc, 1, 1, tool_now_ms() + COMPLETION_TIMEOUT_MS) != 1)
+	if (!err && poll_cq_yielding(ep->cq, &wc, 1, 1, tool_now_ms() + COMPLETION_TIMEOUT_MS) != 1)
 		err = -ETIMEDOUT;
 	if (err) {
 		snprintf(local, local_len, "post: %s", strerror(-err));
