@@ -39,6 +39,7 @@
 
 struct demo_op {
 	enum xr_wr_opcode opcode;
+	enum xr_wc_opcode wc_opcode; /* of the client's completion */
 	const char *name;
 	uint32_t size;
 	uint32_t imm;		   /* host order; the *_WITH_IMM operations only */
@@ -52,17 +53,23 @@ struct demo_op {
 
 /* The atomics' results are worked out by hand here, not by the library's code. */
 static const struct demo_op demo_ops[] = {
-    {.opcode = XR_WR_SEND, .name = "SEND", .size = 1},
-    {.opcode = XR_WR_SEND, .name = "SEND", .size = 4096},
-    {.opcode = XR_WR_SEND, .name = "SEND", .size = 1 << 20},
-    {.opcode = XR_WR_SEND_WITH_IMM, .name = "SEND_WITH_IMM", .size = 4096, .imm = 0x600dcafe},
-    {.opcode = XR_WR_RDMA_WRITE, .name = "WRITE", .size = 64 << 10},
+    {.opcode = XR_WR_SEND, .wc_opcode = XR_WC_SEND, .name = "SEND", .size = 1},
+    {.opcode = XR_WR_SEND, .wc_opcode = XR_WC_SEND, .name = "SEND", .size = 4096},
+    {.opcode = XR_WR_SEND, .wc_opcode = XR_WC_SEND, .name = "SEND", .size = 1 << 20},
+    {.opcode = XR_WR_SEND_WITH_IMM,
+     .wc_opcode = XR_WC_SEND,
+     .name = "SEND_WITH_IMM",
+     .size = 4096,
+     .imm = 0x600dcafe},
+    {.opcode = XR_WR_RDMA_WRITE, .wc_opcode = XR_WC_RDMA_WRITE, .name = "WRITE", .size = 64 << 10},
     {.opcode = XR_WR_RDMA_WRITE_WITH_IMM,
+     .wc_opcode = XR_WC_RDMA_WRITE,
      .name = "WRITE_WITH_IMM",
      .size = 4096,
      .imm = 0x0b57ac1e},
-    {.opcode = XR_WR_RDMA_READ, .name = "READ", .size = 64 << 10},
+    {.opcode = XR_WR_RDMA_READ, .wc_opcode = XR_WC_RDMA_READ, .name = "READ", .size = 64 << 10},
     {.opcode = XR_WR_ATOMIC_CMP_AND_SWP,
+     .wc_opcode = XR_WC_COMP_SWAP,
      .name = "CMP_AND_SWAP",
      .size = 8,
      .initial = 0x1111111122222222,
@@ -71,6 +78,7 @@ static const struct demo_op demo_ops[] = {
      .result = 0x3333333344444444},
     /* The carry out of the low 32 bits moves into the high half. */
     {.opcode = XR_WR_ATOMIC_FETCH_AND_ADD,
+     .wc_opcode = XR_WC_FETCH_ADD,
      .name = "FETCH_AND_ADD",
      .size = 8,
      .initial = 0x00000001ffffffff,
@@ -78,6 +86,7 @@ static const struct demo_op demo_ops[] = {
      .result = 0x0000000300000000},
     /* Compares the low 16 bits only, swaps in the top 16 bits only. */
     {.opcode = XR_WR_MASKED_ATOMIC_CMP_AND_SWP,
+     .wc_opcode = XR_WC_MASKED_COMP_SWAP,
      .name = "MASKED_CMP_AND_SWAP",
      .size = 8,
      .initial = 0xaaaa5555aaaa5555,
@@ -88,6 +97,7 @@ static const struct demo_op demo_ops[] = {
      .result = 0x12345555aaaa5555},
     /* The same addition as above in two 32-bit fields: the low one wraps, no carry crosses. */
     {.opcode = XR_WR_MASKED_ATOMIC_FETCH_AND_ADD,
+     .wc_opcode = XR_WC_MASKED_FETCH_ADD,
      .name = "MASKED_FETCH_AND_ADD",
      .size = 8,
      .initial = 0x00000001ffffffff,
@@ -139,27 +149,6 @@ static bool has_imm(enum xr_wr_opcode opcode)
 static bool consumes_receive(enum xr_wr_opcode opcode)
 {
 	return opcode == XR_WR_SEND || has_imm(opcode);
-}
-
-static enum xr_wc_opcode send_wc_opcode(enum xr_wr_opcode opcode)
-{
-	switch (opcode) {
-	case XR_WR_RDMA_WRITE:
-	case XR_WR_RDMA_WRITE_WITH_IMM:
-		return XR_WC_RDMA_WRITE;
-	case XR_WR_RDMA_READ:
-		return XR_WC_RDMA_READ;
-	case XR_WR_ATOMIC_CMP_AND_SWP:
-		return XR_WC_COMP_SWAP;
-	case XR_WR_ATOMIC_FETCH_AND_ADD:
-		return XR_WC_FETCH_ADD;
-	case XR_WR_MASKED_ATOMIC_CMP_AND_SWP:
-		return XR_WC_MASKED_COMP_SWAP;
-	case XR_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		return XR_WC_MASKED_FETCH_ADD;
-	default:
-		return XR_WC_SEND;
-	}
 }
 
 static void format_size(uint32_t size, char *out, size_t out_len)
@@ -543,8 +532,7 @@ static bool client_execute(struct endpoint *ep, const struct peer_info *remote, 
 		snprintf(local, local_len, "post: %s", strerror(-err));
 		return false;
 	}
-	if (wc.status != XR_WC_SUCCESS || wc.wr_id != i ||
-	    wc.opcode != send_wc_opcode(op->opcode)) {
+	if (wc.status != XR_WC_SUCCESS || wc.wr_id != i || wc.opcode != op->wc_opcode) {
 		snprintf(local, local_len, "completion: %s, opcode %d", xr_wc_status_str(wc.status),
 			 wc.opcode);
 		return wc.status == XR_WC_SUCCESS;
