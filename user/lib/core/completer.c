@@ -78,10 +78,29 @@ static void cwnd_on_loss(struct xr_qp_impl *qp, bool timeout)
 	qp->recover_psn = xr_psn_add(qp->snd_psn, XR_PSN_MASK);
 }
 
+/* After the acknowledged PSN advanced: retire, reset budgets, re-arm the timer. */
+static void on_progress(struct xr_qp_impl *qp, uint64_t now)
+{
+	xr_qp_retire_sends(qp);
+	xr_xdp_note_acked(qp);
+	/* The hint is only ever ahead of acked_psn; never let it go stale (PSNs wrap). */
+	if (xr_psn_diff(qp->ack_hint, qp->acked_psn) < 0)
+		qp->ack_hint = qp->acked_psn;
+	qp->retry_left = qp->retry_cnt;
+	qp->rnr_left = qp->rnr_retry;
+	qp->rd_resent = false;
+	/* A rewind may have left tx behind what is now acknowledged. */
+	if (xr_psn_diff(qp->tx_psn, qp->acked_psn) <= 0)
+		xr_requester_rewind(qp, xr_psn_add(qp->acked_psn, 1));
+	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
+}
+
 /*
  * Everything up to and including psn is acknowledged, except that an ACK
  * never completes a READ or atomic: those need their response, so the
- * acknowledged PSN stops in front of the first one still waiting.
+ * acknowledged PSN stops in front of the first one still waiting, and the
+ * rest of the ACK is kept (ack_hint) for when that response has come.
+ * Only progress touches the retry budgets and the timer.
  */
 static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 {
@@ -100,38 +119,45 @@ static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 			continue;
 		if (xr_wr_is_read_atomic(w->opcode)) {
 			upto = xr_psn_add(w->first_psn, XR_PSN_MASK);
+			/*
+			 * An ACK beyond a READ/atomic whose response is missing means
+			 * the response (or its request) was lost: ask again at once,
+			 * only for that request (the rest is acknowledged), rather than
+			 * wait for the timer. Once per timer period and per progress,
+			 * so a stream of later ACKs cannot turn into a storm.
+			 */
+			if (xr_psn_diff(psn, w->last_psn) > 0 && !qp->rd_resent) {
+				qp->rd_resent = true;
+				xr_requester_resend_read_atomic(
+				    qp, w,
+				    xr_psn_diff(qp->acked_psn, w->first_psn) >= 0
+					? xr_psn_add(qp->acked_psn, 1)
+					: w->first_psn);
+			}
+			if (xr_psn_diff(psn, qp->ack_hint) > 0)
+				qp->ack_hint = psn;
 			break;
 		}
 		if (xr_psn_diff(w->last_psn, psn) > 0)
 			break;
 		complete_wqe(qp, w, XR_WC_SUCCESS);
 	}
-	if (xr_psn_diff(upto, qp->acked_psn) > 0) {
-		uint32_t n = (uint32_t)xr_psn_diff(upto, qp->acked_psn);
-
-		qp->acked_psn = upto;
-		cwnd_on_ack(qp, n);
-	}
-	xr_qp_retire_sends(qp);
-	/* Progress resets both retry budgets. */
-	qp->retry_left = qp->retry_cnt;
-	qp->rnr_left = qp->rnr_retry;
-	/* A rewind may have left tx behind what is now acknowledged. */
-	if (xr_psn_diff(qp->tx_psn, qp->acked_psn) <= 0)
-		xr_requester_rewind(qp, xr_psn_add(qp->acked_psn, 1));
-	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
+	if (xr_psn_diff(upto, qp->acked_psn) <= 0)
+		return;
+	cwnd_on_ack(qp, (uint32_t)xr_psn_diff(upto, qp->acked_psn));
+	qp->acked_psn = upto;
+	on_progress(qp, now);
 }
 
 /* A READ response packet or an atomic ACK: only the next expected PSN is taken. */
 static void read_atomic_response(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 {
-	uint32_t psn = pkt->psn, expect;
+	uint32_t psn = pkt->psn;
 	struct xr_swqe *w;
 
 	/* It implicitly acknowledges every request before it. */
 	ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
-	expect = xr_psn_add(qp->acked_psn, 1);
-	if (psn != expect)
+	if (psn != xr_psn_add(qp->acked_psn, 1))
 		return; /* a gap: the retransmit timer asks again from acked + 1 */
 	w = wqe_of_psn(qp, psn);
 	if (!w || w->state == XR_SWQE_DONE || xr_psn_diff(psn, w->first_psn) < 0)
@@ -158,12 +184,13 @@ static void read_atomic_response(struct xr_qp_impl *qp, const struct xr_pkt *pkt
 		}
 		xr_sgl_copy_in(w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
 	}
+	cwnd_on_ack(qp, 1);
 	qp->acked_psn = psn;
 	if (psn == w->last_psn)
 		complete_wqe(qp, w, XR_WC_SUCCESS);
-	ack_through(qp, psn, now); /* completes what follows, resets timers */
-	xr_qp_retire_sends(qp);
-	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
+	on_progress(qp, now);
+	/* An ACK that arrived while this response was awaited covers what follows. */
+	ack_through(qp, qp->ack_hint, now);
 }
 
 static enum xr_wc_status nak_status(uint8_t code)
@@ -250,6 +277,7 @@ uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now)
 		} else {
 			qp->retry_left--;
 			qp->timeouts++;
+			qp->rd_resent = false;
 			cwnd_on_loss(qp, true);
 			xr_requester_rewind(qp, xr_psn_add(qp->acked_psn, 1));
 			qp->retry_deadline = now + xr_qp_ack_timeout_ns(qp);

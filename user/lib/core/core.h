@@ -164,10 +164,12 @@ struct xr_qp_impl {
 
 	/* completer */
 	uint32_t acked_psn;	 /* last PSN acknowledged (snd start - 1 initially) */
+	uint32_t ack_hint;	 /* newest PSN an ACK covered, held back by a READ/atomic */
 	uint64_t retry_deadline; /* 0: no timer */
 	uint64_t rnr_deadline;	 /* 0: not waiting after an RNR NAK */
 	uint8_t retry_left, rnr_left;
 	uint32_t rd_outstanding; /* READ/atomic WQEs sent and not completed */
+	bool rd_resent;		 /* a lost READ/atomic response was asked for again early */
 	uint32_t cwnd, ssthresh; /* congestion window and slow-start threshold, in PSNs */
 	uint32_t cwnd_acc;	 /* PSNs acknowledged toward the next additive increase */
 	uint32_t recover_psn;	 /* no further decrease until this PSN is acknowledged */
@@ -308,6 +310,11 @@ static inline struct xr_rwqe *xr_rq_at(struct xr_qp_impl *qp, uint32_t idx)
 /* ---- requester.c ---- */
 /* Sends what the window allows; returns the number of frames sent. */
 int xr_requester_run(struct xr_qp_impl *qp, uint64_t now);
+/*
+ * Sends again only the request of READ/atomic w for its response PSN psn
+ * (a READ asks for the rest from there), leaving the transmit position alone.
+ */
+void xr_requester_resend_read_atomic(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn);
 /* Restart transmission at psn (go-back-N). */
 void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn);
 
@@ -330,6 +337,9 @@ void xr_xdp_publish_qp(struct xr_qp_impl *qp);
 void xr_xdp_unpublish_qp(struct xr_qp_impl *qp);
 void xr_xdp_publish_committed(struct xr_qp_impl *qp);
 void xr_xdp_publish_next_psn(struct xr_qp_impl *qp);
+/* Raises xdp_ack to the engine's acknowledged PSN (which READ responses,
+ * atomic ACKs and NAKs move too), so XDP's window stays current. */
+void xr_xdp_note_acked(struct xr_qp_impl *qp);
 /* Completes what ACKs absorbed in XDP acknowledged. */
 void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now);
 /* Tells XDP to steer ACKs to the socket (sleeping) or absorb them (awake). */

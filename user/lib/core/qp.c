@@ -244,6 +244,7 @@ static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, c
 		qp->snd_psn = a->sq_psn & XR_PSN_MASK;
 		qp->tx_psn = qp->snd_psn;
 		qp->acked_psn = xr_psn_add(qp->snd_psn, XR_PSN_MASK); /* sq_psn - 1 */
+		qp->ack_hint = qp->acked_psn;
 	}
 	if (mask & XR_QP_TIMEOUT)
 		qp->timeout = a->timeout;

@@ -199,6 +199,12 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 	return sent;
 }
 
+void xr_requester_resend_read_atomic(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn)
+{
+	if (send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn)))
+		qp->retransmits++;
+}
+
 void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
 {
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {

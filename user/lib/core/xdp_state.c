@@ -67,6 +67,22 @@ void xr_xdp_publish_next_psn(struct xr_qp_impl *qp)
 		__atomic_store_n(&e->req_next_psn, qp->snd_psn, __ATOMIC_RELEASE);
 }
 
+void xr_xdp_note_acked(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+	uint64_t cur;
+
+	if (!e)
+		return;
+	cur = __atomic_load_n(&e->xdp_ack, __ATOMIC_ACQUIRE);
+	/* Only forward: XDP may have moved it further meanwhile. */
+	while (xr_psn_diff(qp->acked_psn, (uint32_t)cur & XR_PSN_MASK) > 0 &&
+	       !__atomic_compare_exchange_n(&e->xdp_ack, &cur,
+					    xr_pack_psn_msn(qp->acked_psn, (uint32_t)(cur >> 32)),
+					    false, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
+		;
+}
+
 void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now)
 {
 	struct xr_qp_entry *e = entry_of(qp);
