@@ -80,6 +80,23 @@ static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 	return XR_WC_SUCCESS;
 }
 
+/*
+ * Whether the packet with this PSN asks for an ACK: the last of a message,
+ * the last the congestion window allows (else nothing would ever answer and
+ * only the timer could open it again), and every so often in between, so
+ * that ACKs clock the window open at a quarter of it or every 64 packets.
+ */
+static bool ack_due(const struct xr_qp_impl *qp, uint32_t psn, bool last)
+{
+	uint32_t interval = XR_ACKREQ_INTERVAL;
+
+	if (last || xr_psn_diff(psn, qp->acked_psn) >= (int32_t)qp->cwnd)
+		return true;
+	while (interval > 1 && interval > qp->cwnd / 4)
+		interval >>= 1;
+	return (psn & (interval - 1)) == interval - 1;
+}
+
 /* Sends packet pkt of w; for a READ, the request for packets pkt.. of the response. */
 static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 {
@@ -90,7 +107,7 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 	struct xr_bth_fields bth = {
 	    .opcode = request_opcode(w, pkt),
 	    .se = last && (w->send_flags & XR_SEND_SOLICITED),
-	    .ackreq = last || (pkt + 1) % XR_ACKREQ_INTERVAL == 0,
+	    .ackreq = ack_due(qp, xr_psn_add(w->first_psn, pkt), last),
 	    .dqpn = qp->dest_qpn,
 	    .psn = xr_psn_add(w->first_psn, pkt),
 	};
