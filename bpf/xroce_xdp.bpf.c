@@ -86,6 +86,15 @@ struct {
 	__type(value, struct xr_xdp_config);
 } config SEC(".maps");
 
+/* Written by the engine, not by this program: pinned beside the others for bpftool. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_engine_stats);
+} engine_stats SEC(".maps");
+
 /*
  * Finds the UDP header of a frame addressed to the RoCEv2 port. Returns NULL
  * when the frame is not RoCEv2, including frames that end before the UDP

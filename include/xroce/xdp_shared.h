@@ -25,6 +25,7 @@
 #define XR_PIN_XSK_MAP "xsk_map"
 #define XR_PIN_STATS_MAP "stats"
 #define XR_PIN_CONFIG_MAP "config"
+#define XR_PIN_ENGINE_MAP "engine_stats"
 
 /* Values of xr_qp_entry.state: 0 means no QP, the XDP program drops. */
 enum xr_xdp_qp_state {
@@ -66,6 +67,14 @@ struct xr_qp_entry {
 	__u64 rx_frames;       /* XDP: frames steered to the engine */
 	__u64 acks_absorbed;   /* XDP: plain ACKs consumed in XDP */
 	__u64 dups_answered;   /* XDP: duplicate requests answered with XDP_TX */
+	/* userspace: the QP's transport counters, refreshed every engine round */
+	__u64 tx_frames;
+	__u64 retransmits; /* packets sent again (go-back-N, early READ/atomic asks) */
+	__u64 timeouts;	   /* local ACK timeouts */
+	__u64 seq_naks_tx; /* PSN sequence NAKs sent as responder */
+	__u64 rnr_naks_tx;
+	__u64 rnr_naks_rx;
+	__u64 dup_requests; /* duplicates that reached the engine */
 };
 
 enum xr_xdp_fast_path {
@@ -93,6 +102,28 @@ struct xr_xdp_stats {
 	__u64 acks_absorbed;   /* plain ACKs consumed in XDP */
 	__u64 acks_to_engine;  /* ACKs steered to a sleeping engine to wake it */
 	__u64 dups_answered;   /* duplicate requests answered with XDP_TX */
+};
+
+/*
+ * The engine's own counters (single-entry, mmap-able array): what happened to
+ * the frames XDP steered to it, and transport events summed over its QPs.
+ * Written by the engine after every round; bpftool and `xroce stats` read it.
+ */
+struct xr_engine_stats {
+	__u64 rx_frames;
+	__u64 rx_bad_icrc;
+	__u64 rx_malformed;
+	__u64 rx_unknown_qp;
+	__u64 rx_bad_state;
+	__u64 rx_bad_pkey;
+	__u64 tx_frames;
+	__u64 tx_no_buffer;
+	__u64 retransmits;
+	__u64 timeouts;
+	__u64 seq_naks_tx;
+	__u64 rnr_naks_tx;
+	__u64 rnr_naks_rx;
+	__u64 dup_requests;
 };
 
 /* Single-entry array with the program's configuration. */

@@ -66,6 +66,7 @@ static int open_device(struct xr_device *dev, const char *ifname,
 		return err;
 	/* One process owns an interface: entries left by a dead one are stale. */
 	memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
+	memset(dev->xdp.engine_stats, 0, sizeof(*dev->xdp.engine_stats));
 
 	pcfg.ifindex = dev->netdev.ifindex;
 	pcfg.xsk_map_fd = dev->xdp.xsk_map_fd;

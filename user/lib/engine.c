@@ -40,6 +40,7 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 		xr_xsk_port_rx_release(dev->port);
 	*deadline = xr_core_progress(core, now);
 	xr_xsk_port_tx_flush(dev->port);
+	*dev->xdp.engine_stats = core->stats;
 	return n || core->stats.tx_frames != tx_before;
 }
 

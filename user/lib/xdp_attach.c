@@ -28,10 +28,7 @@
 
 /* The order of the maps in pin_everything and of the fds in xr_xdp_open. */
 static const char *const map_pins[] = {
-    XR_PIN_QP_MAP,
-    XR_PIN_XSK_MAP,
-    XR_PIN_STATS_MAP,
-    XR_PIN_CONFIG_MAP,
+    XR_PIN_QP_MAP, XR_PIN_XSK_MAP, XR_PIN_STATS_MAP, XR_PIN_CONFIG_MAP, XR_PIN_ENGINE_MAP,
 };
 
 /* The per-CPU sum adds the stats struct field by field as an array of u64. */
@@ -125,10 +122,8 @@ static int interface_has_xdp(int ifindex)
 static int pin_everything(struct xroce_xdp_bpf *skel, struct bpf_link *link, const char *ifname)
 {
 	struct bpf_map *maps[] = {
-	    skel->maps.qp_table,
-	    skel->maps.xsk_map,
-	    skel->maps.stats,
-	    skel->maps.config,
+	    skel->maps.qp_table, skel->maps.xsk_map,	  skel->maps.stats,
+	    skel->maps.config,	 skel->maps.engine_stats,
 	};
 	char path[PATH_MAX];
 	size_t i;
@@ -255,6 +250,11 @@ static int open_pin(const char *ifname, const char *name)
 	return fd;
 }
 
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
 static size_t qp_table_size(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -280,7 +280,8 @@ static int check_qp_map(int fd)
 int xr_xdp_open(const char *ifname, struct xr_xdp_handle *h)
 {
 	/* In the order of map_pins. */
-	int *fds[] = {&h->qp_map_fd, &h->xsk_map_fd, &h->stats_map_fd, &h->config_map_fd};
+	int *fds[] = {&h->qp_map_fd, &h->xsk_map_fd, &h->stats_map_fd, &h->config_map_fd,
+		      &h->engine_map_fd};
 	void *table;
 	size_t i;
 	int err;
@@ -290,6 +291,7 @@ int xr_xdp_open(const char *ifname, struct xr_xdp_handle *h)
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		*fds[i] = -1;
 	h->qp_table = NULL;
+	h->engine_stats = NULL;
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		err = open_pin(ifname, map_pins[i]);
 		if (err < 0)
@@ -305,6 +307,12 @@ int xr_xdp_open(const char *ifname, struct xr_xdp_handle *h)
 		goto fail;
 	}
 	h->qp_table = table;
+	table = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, h->engine_map_fd, 0);
+	if (table == MAP_FAILED) {
+		err = fs_errno(errno);
+		goto fail;
+	}
+	h->engine_stats = table;
 	return 0;
 
 fail:
@@ -324,10 +332,14 @@ void xr_xdp_close(struct xr_xdp_handle *h)
 	if (h->qp_table)
 		munmap(h->qp_table, qp_table_size());
 	h->qp_table = NULL;
+	if (h->engine_stats)
+		munmap(h->engine_stats, page_size());
+	h->engine_stats = NULL;
 	close_fd(&h->qp_map_fd);
 	close_fd(&h->xsk_map_fd);
 	close_fd(&h->stats_map_fd);
 	close_fd(&h->config_map_fd);
+	close_fd(&h->engine_map_fd);
 }
 
 int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum)
@@ -357,6 +369,19 @@ int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum)
 				total[i] += ((__u64 *)&per_cpu[cpu])[i];
 	}
 	free(per_cpu);
+	close(fd);
+	return err;
+}
+
+int xr_xdp_read_engine_stats(const char *ifname, struct xr_engine_stats *stats)
+{
+	__u32 zero = 0;
+	int fd, err;
+
+	fd = open_pin(ifname, XR_PIN_ENGINE_MAP);
+	if (fd < 0)
+		return fd;
+	err = bpf_map_lookup_elem(fd, &zero, stats) ? -errno : 0;
 	close(fd);
 	return err;
 }

@@ -31,7 +31,9 @@ struct xr_xdp_handle {
 	int xsk_map_fd;
 	int stats_map_fd;
 	int config_map_fd;
-	struct xr_qp_entry *qp_table; /* XR_MAX_QP entries, shared with XDP */
+	int engine_map_fd;
+	struct xr_qp_entry *qp_table;	      /* XR_MAX_QP entries, shared with XDP */
+	struct xr_engine_stats *engine_stats; /* the engine's counters, for operators */
 };
 
 int xr_xdp_open(const char *ifname, struct xr_xdp_handle *h);
@@ -39,5 +41,7 @@ void xr_xdp_close(struct xr_xdp_handle *h);
 
 /* Sum of the per-CPU counters of ifname's program. */
 int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum);
+/* The engine's counters on ifname (zero while no engine has run). */
+int xr_xdp_read_engine_stats(const char *ifname, struct xr_engine_stats *stats);
 
 #endif /* XROCE_XDP_ATTACH_H */

@@ -48,6 +48,27 @@ static const struct {
     {"dups_answered", offsetof(struct xr_xdp_stats, dups_answered)},
 };
 
+/* The engine's counters, printed after the program's with an engine_ prefix. */
+static const struct {
+	const char *name;
+	size_t offset;
+} engine_fields[] = {
+#define ENGINE_FIELD(f)                                                                            \
+	{                                                                                          \
+		"engine_" #f, offsetof(struct xr_engine_stats, f)                                  \
+	}
+    ENGINE_FIELD(rx_frames),	 ENGINE_FIELD(rx_bad_icrc),  ENGINE_FIELD(rx_malformed),
+    ENGINE_FIELD(rx_unknown_qp), ENGINE_FIELD(rx_bad_state), ENGINE_FIELD(rx_bad_pkey),
+    ENGINE_FIELD(tx_frames),	 ENGINE_FIELD(tx_no_buffer), ENGINE_FIELD(retransmits),
+    ENGINE_FIELD(timeouts),	 ENGINE_FIELD(seq_naks_tx),  ENGINE_FIELD(rnr_naks_tx),
+    ENGINE_FIELD(rnr_naks_rx),	 ENGINE_FIELD(dup_requests),
+#undef ENGINE_FIELD
+};
+
+_Static_assert(sizeof(engine_fields) / sizeof(engine_fields[0]) ==
+		   sizeof(struct xr_engine_stats) / sizeof(__u64),
+	       "every counter of struct xr_engine_stats is listed in engine_fields");
+
 _Static_assert(sizeof(stat_fields) / sizeof(stat_fields[0]) ==
 		   sizeof(struct xr_xdp_stats) / sizeof(__u64),
 	       "every counter of struct xr_xdp_stats is listed in stat_fields");
@@ -109,6 +130,7 @@ static int cmd_detach(const char *ifname)
 
 static int cmd_stats(const char *ifname)
 {
+	struct xr_engine_stats engine;
 	struct xr_xdp_stats sum;
 	size_t i;
 	int err;
@@ -119,6 +141,12 @@ static int cmd_stats(const char *ifname)
 	for (i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
 		printf("%-16s %llu\n", stat_fields[i].name,
 		       (unsigned long long)*(__u64 *)((char *)&sum + stat_fields[i].offset));
+	err = xr_xdp_read_engine_stats(ifname, &engine);
+	if (err)
+		return fail("stats", ifname, err);
+	for (i = 0; i < sizeof(engine_fields) / sizeof(engine_fields[0]); i++)
+		printf("%-20s %llu\n", engine_fields[i].name,
+		       (unsigned long long)*(__u64 *)((char *)&engine + engine_fields[i].offset));
 	return 0;
 }
 

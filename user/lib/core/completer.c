@@ -229,6 +229,7 @@ void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 	case XR_AETH_RNR_NAK:
 		ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
 		qp->rnr_naks_rx++;
+		qp->core->stats.rnr_naks_rx++;
 		if (qp->rnr_retry != 7) {
 			if (qp->rnr_left == 0) {
 				fail_at(qp, psn, XR_WC_RNR_RETRY_EXC_ERR);
@@ -277,6 +278,7 @@ uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now)
 		} else {
 			qp->retry_left--;
 			qp->timeouts++;
+			qp->core->stats.timeouts++;
 			qp->rd_resent = false;
 			cwnd_on_loss(qp, true);
 			xr_requester_rewind(qp, xr_psn_add(qp->acked_psn, 1));

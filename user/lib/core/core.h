@@ -194,17 +194,6 @@ struct xr_qp_impl {
 	    dup_requests, timeouts;
 };
 
-struct xr_core_stats {
-	uint64_t rx_frames;
-	uint64_t rx_bad_icrc;
-	uint64_t rx_malformed;
-	uint64_t rx_unknown_qp;
-	uint64_t rx_bad_state;
-	uint64_t rx_bad_pkey;
-	uint64_t tx_frames;
-	uint64_t tx_no_buffer;
-};
-
 struct xr_core {
 	struct xr_core_port port;
 	struct xr_device *device; /* NULL in unit tests */
@@ -222,7 +211,7 @@ struct xr_core {
 	uint32_t mr_key_seq;
 	uint32_t pd_seq;
 	uint16_t ip_id;
-	struct xr_core_stats stats;
+	struct xr_engine_stats stats;
 };
 
 /* ---- core.c ---- */

@@ -83,12 +83,22 @@ void xr_xdp_note_acked(struct xr_qp_impl *qp)
 		;
 }
 
+/* Also refreshes the QP's counters in its entry, for bpftool and the loader. */
 void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now)
 {
 	struct xr_qp_entry *e = entry_of(qp);
 	uint32_t psn;
 
-	if (!e || !(e->fast_path & XR_XDP_FAST_ACK))
+	if (!e)
+		return;
+	e->tx_frames = qp->tx_frames;
+	e->retransmits = qp->retransmits;
+	e->timeouts = qp->timeouts;
+	e->seq_naks_tx = qp->seq_naks_tx;
+	e->rnr_naks_tx = qp->rnr_naks_tx;
+	e->rnr_naks_rx = qp->rnr_naks_rx;
+	e->dup_requests = qp->dup_requests;
+	if (!(e->fast_path & XR_XDP_FAST_ACK))
 		return;
 	psn = (uint32_t)__atomic_load_n(&e->xdp_ack, __ATOMIC_ACQUIRE) & XR_PSN_MASK;
 	if (xr_psn_diff(psn, qp->acked_psn) > 0)
