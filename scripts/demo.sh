@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The xroce demo: two network namespaces joined by a veth pair, an RC queue
-# pair between them, SENDs of 1 B, 4 KiB, 1 MiB and a SEND with immediate,
-# each verified by the receiver. Installs what is missing and builds first.
+# pair between them, and every operation once: SENDs (1 B to 1 MiB, with
+# immediate), RDMA WRITE (with immediate), READ, compare-and-swap,
+# fetch-and-add and the masked atomics, each verified by the side that can
+# see its result. Installs what is missing and builds first.
 # Needs root. Exits 0 when every operation succeeded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "demo.sh: needs root (namespaces, XDP): run sudo scripts/demo.sh" >&2
+	echo "demo.sh: needs root (namespaces, XDP): run it as root" >&2
 	exit 1
 fi
 scripts/install-deps.sh
