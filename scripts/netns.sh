@@ -43,8 +43,9 @@
 #                          deletes the namespaces. Idempotent. Processes started
 #                          in the namespaces are the caller's to stop first.
 #
-# XROCE (default: $BUILD/xroce, BUILD defaults to build) is the loader used
-# for detaching.
+# XROCE (default: $BUILD/xroce, BUILD defaults to build and, when relative,
+# is taken from the repository's root) is the loader used for attaching,
+# stats and detaching.
 
 NETNS_CREATED=()
 NETNS_VETHS=()
@@ -57,36 +58,8 @@ netns_exec() {
 	nsenter --net="/var/run/netns/$ns" "$@"
 }
 
-netns_pair() {
-	local tag=${1:0:3} subnet=${2:-10.77.0}
-	local id="$$$NETNS_COUNT"
-	NETNS_COUNT=$((NETNS_COUNT + 1))
-	NETNS_A="xroce-$tag-$id-a"
-	NETNS_B="xroce-$tag-$id-b"
-	VETH_A="x$tag${id}a"
-	VETH_B="x$tag${id}b"
-	ADDR_A="$subnet.1"
-	ADDR_B="$subnet.2"
-
-	ip netns add "$NETNS_A" || return 1
-	NETNS_CREATED+=("$NETNS_A")
-	ip netns add "$NETNS_B" || return 1
-	NETNS_CREATED+=("$NETNS_B")
-	ip link add "$VETH_A" netns "$NETNS_A" type veth peer name "$VETH_B" netns "$NETNS_B" ||
-		return 1
-	NETNS_VETHS+=("$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B")
-
-	local ns dev addr
-	for ns in "$NETNS_A:$VETH_A:$ADDR_A" "$NETNS_B:$VETH_B:$ADDR_B"; do
-		IFS=: read -r ns dev addr <<<"$ns"
-		ip -n "$ns" link set lo up &&
-			ip -n "$ns" addr add "$addr/24" dev "$dev" &&
-			ip -n "$ns" link set "$dev" up &&
-			netns_exec "$ns" ethtool -K "$dev" tx off >/dev/null || return 1
-	done
-}
-
-netns_middlebox_pair() {
+# Names the two ends (and the middle, for netns_middlebox_pair) uniquely.
+netns_name_ends() {
 	local tag=${1:0:3} subnet=${2:-10.77.0}
 	local id="$$$NETNS_COUNT"
 	NETNS_COUNT=$((NETNS_COUNT + 1))
@@ -99,8 +72,35 @@ netns_middlebox_pair() {
 	VETH_MB="x$tag${id}mb"
 	ADDR_A="$subnet.1"
 	ADDR_B="$subnet.2"
+}
 
-	local ns
+# Gives VETH_A and VETH_B their addresses and brings them (and lo) up.
+netns_configure_ends() {
+	local entry ns dev addr
+	for entry in "$NETNS_A:$VETH_A:$ADDR_A" "$NETNS_B:$VETH_B:$ADDR_B"; do
+		IFS=: read -r ns dev addr <<<"$entry"
+		ip -n "$ns" link set lo up &&
+			ip -n "$ns" addr add "$addr/24" dev "$dev" &&
+			ip -n "$ns" link set "$dev" up &&
+			netns_exec "$ns" ethtool -K "$dev" tx off >/dev/null || return 1
+	done
+}
+
+netns_pair() {
+	netns_name_ends "$@"
+	ip netns add "$NETNS_A" || return 1
+	NETNS_CREATED+=("$NETNS_A")
+	ip netns add "$NETNS_B" || return 1
+	NETNS_CREATED+=("$NETNS_B")
+	ip link add "$VETH_A" netns "$NETNS_A" type veth peer name "$VETH_B" netns "$NETNS_B" ||
+		return 1
+	NETNS_VETHS+=("$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B")
+	netns_configure_ends
+}
+
+netns_middlebox_pair() {
+	netns_name_ends "$@"
+	local ns dev
 	for ns in "$NETNS_A" "$NETNS_B" "$NETNS_M"; do
 		ip netns add "$ns" || return 1
 		NETNS_CREATED+=("$ns")
@@ -109,15 +109,7 @@ netns_middlebox_pair() {
 		ip link add "$VETH_B" netns "$NETNS_B" type veth peer name "$VETH_MB" netns "$NETNS_M" ||
 		return 1
 	NETNS_VETHS+=("$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B")
-
-	local dev addr
-	for ns in "$NETNS_A:$VETH_A:$ADDR_A" "$NETNS_B:$VETH_B:$ADDR_B"; do
-		IFS=: read -r ns dev addr <<<"$ns"
-		ip -n "$ns" link set lo up &&
-			ip -n "$ns" addr add "$addr/24" dev "$dev" &&
-			ip -n "$ns" link set "$dev" up &&
-			netns_exec "$ns" ethtool -K "$dev" tx off >/dev/null || return 1
-	done
+	netns_configure_ends || return 1
 	for dev in "$VETH_MA" "$VETH_MB"; do
 		ip -n "$NETNS_M" link set "$dev" up &&
 			netns_exec "$NETNS_M" ethtool -K "$dev" tx off gro off gso off >/dev/null ||
@@ -126,7 +118,9 @@ netns_middlebox_pair() {
 }
 
 netns_xroce() {
-	echo "${XROCE:-$NETNS_REPO/${BUILD:-build}/xroce}"
+	local build=${BUILD:-build}
+	[ "${build:0:1}" = / ] || build=$NETNS_REPO/$build
+	echo "${XROCE:-$build/xroce}"
 }
 
 netns_attach() {

@@ -13,43 +13,12 @@ perf=$BUILD/xroce-perf
 xroce=$BUILD/xroce
 iters=50
 
-fail() {
-	echo "test_perf: FAIL: $*"
-	exit 1
-}
+# shellcheck source=tests/e2e/e2e_common.sh
+source tests/e2e/e2e_common.sh
+e2e_init test_perf "$perf" "$xroce"
 
-[ "$(id -u)" -eq 0 ] || fail "needs root (namespaces, XDP)"
-for bin in "$perf" "$xroce"; do
-	[ -x "$bin" ] || fail "$bin is missing (make all)"
-done
-
-# shellcheck source=scripts/netns.sh
-source scripts/netns.sh
-logdir=$(mktemp -d /tmp/xroce-test-perf.XXXXXX)
-server_pid=""
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null
-		wait "$server_pid" 2>/dev/null
-	fi
-	netns_cleanup
-	rm -rf "$logdir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-netns_pair prf "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
-for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-	netns_exec "${end%%:*}" "$xroce" attach "${end#*:}" >/dev/null || fail "xroce attach ${end#*:} failed"
-done
-
-show_logs() {
-	local side
-	for side in server client; do
-		echo "--- $side:"
-		sed 's/^/    /' "$logdir/$side.log"
-	done
-}
+netns_pair prf "$(e2e_subnet)" || fail "could not create the namespaces"
+e2e_attach_both
 
 # A bandwidth line "SIZE ITERS PEAK AVG RATE" with a non-zero average and
 # message rate, or a latency line "SIZE ITERS MIN MAX TYPICAL AVG ..." with a
@@ -76,12 +45,12 @@ run() {
 	wait "$server_pid" || server_status=$?
 	server_pid=""
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
-		show_logs
+		e2e_show_logs
 		fail "$test $*: server exit $server_status, client exit $client_status"
 	fi
 	if ! result_ok "$logdir/client.log" "$size" "$kind" ||
 		{ [ "$server_measures" = yes ] && ! result_ok "$logdir/server.log" "$size" "$kind"; }; then
-		show_logs
+		e2e_show_logs
 		fail "$test $*: no sane result line for $size bytes x $iters"
 	fi
 	echo "ok: $test $*: $(awk -v s="$size" -v n=$iters '$1 == s && $2 == n' "$logdir/client.log" |

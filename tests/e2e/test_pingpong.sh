@@ -12,35 +12,12 @@ pingpong=$BUILD/xroce-pingpong
 xroce=$BUILD/xroce
 iters=100
 
-fail() {
-	echo "test_pingpong: FAIL: $*"
-	exit 1
-}
+# shellcheck source=tests/e2e/e2e_common.sh
+source tests/e2e/e2e_common.sh
+e2e_init test_pingpong "$pingpong" "$xroce"
 
-[ "$(id -u)" -eq 0 ] || fail "needs root (namespaces, XDP)"
-for bin in "$pingpong" "$xroce"; do
-	[ -x "$bin" ] || fail "$bin is missing (make all)"
-done
-
-# shellcheck source=scripts/netns.sh
-source scripts/netns.sh
-logdir=$(mktemp -d /tmp/xroce-test-pingpong.XXXXXX)
-server_pid=""
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null
-		wait "$server_pid" 2>/dev/null
-	fi
-	netns_cleanup
-	rm -rf "$logdir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-netns_pair ppg "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
-for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-	netns_exec "${end%%:*}" "$xroce" attach "${end#*:}" >/dev/null || fail "xroce attach ${end#*:} failed"
-done
+netns_pair ppg "$(e2e_subnet)" || fail "could not create the namespaces"
+e2e_attach_both
 
 # Starts the server in A and the client in B with the given options; sets
 # server_status, client_status and the logs $logdir/{server,client}.log.
@@ -59,14 +36,6 @@ run_pair() {
 	server_pid=""
 }
 
-show_logs() {
-	local side
-	for side in server client; do
-		echo "--- $side:"
-		sed 's/^/    /' "$logdir/$side.log"
-	done
-}
-
 # Both sides exit 0 and print ibv_rc_pingpong's two summary lines with the right totals.
 check_summary() {
 	local size=$1 side log
@@ -83,7 +52,7 @@ for run in "1" "1024" "4096" "65536" "65536 --chk" "4096 -e" "65536 -e --chk"; d
 	opts="-s $run"
 	run_pair "$opts" "$opts"
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] || ! check_summary "$size"; then
-		show_logs
+		e2e_show_logs
 		fail "-s $run: server exit $server_status, client exit $client_status"
 	fi
 	echo "ok: -s $run: $(grep 'usec/iter' "$logdir/client.log")"
@@ -96,7 +65,7 @@ run_pair "-s 1024" "-s 4096"
 if [ "$server_status" -eq 0 ] || [ "$client_status" -eq 0 ] ||
 	! grep -q "completion failed" "$logdir/server.log" ||
 	! grep -q "completion failed" "$logdir/client.log"; then
-	show_logs
+	e2e_show_logs
 	fail "oversized SEND: server exit $server_status, client exit $client_status (both must fail with a failed completion)"
 fi
 echo "ok: oversized SEND fails on both sides:"

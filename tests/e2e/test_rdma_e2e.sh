@@ -15,43 +15,16 @@ e2e=$BUILD/tests/rdma_e2e
 xroce=$BUILD/xroce
 roce_port=$((20000 + $$ % 20000))
 
-fail() {
-	echo "test_rdma_e2e: FAIL: $*"
-	exit 1
-}
+# shellcheck source=tests/e2e/e2e_common.sh
+source tests/e2e/e2e_common.sh
+e2e_init test_rdma_e2e "$e2e" "$xroce"
 
-[ "$(id -u)" -eq 0 ] || fail "needs root (namespaces, XDP)"
-for bin in "$e2e" "$xroce"; do
-	[ -x "$bin" ] || fail "$bin is missing (make all)"
-done
-
-# shellcheck source=scripts/netns.sh
-source scripts/netns.sh
-logdir=$(mktemp -d /tmp/xroce-test-rdma-e2e.XXXXXX)
-cleanup() {
-	netns_cleanup
-	rm -rf "$logdir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-netns_pair rde "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
-why=$(netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B") || fail "$why"
+netns_pair rde "$(e2e_subnet)" || fail "could not create the namespaces"
+e2e_attach_both
 
 # Target in A, initiator in B.
-netns_run_pair "$logdir" 180 "$e2e" "$VETH_A" -p "$roce_port" -- \
-	"$VETH_B" "$ADDR_A" -p "$roce_port" ||
-	fail "rdma_e2e: $NETNS_PAIR_STATUS (124 = timed out)"
-for side in server client; do
-	grep -q "^\[$side\] path MTU 1024;" "$logdir/$side.log" ||
-		fail "$side: path MTU is not 1024 with the veth's 1500-byte MTU"
-	grep -q "^\[$side\] PASS: 0 of [0-9]* cases failed$" "$logdir/$side.log" ||
-		fail "$side: no PASS summary line"
-done
-echo "ok   rdma_e2e: every case passed on both sides"
+e2e_run_cases 180
 
-netns_check_stats "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" >"$logdir/stats" || stats_ok=no
-cat "$logdir/stats"
-[ "${stats_ok:-yes}" = yes ] || fail "$(tail -n 1 "$logdir/stats")"
+e2e_check_stats
 echo "ok   no malformed-frame drops; frames redirected on both ends"
 echo "test_rdma_e2e: PASS"

@@ -17,46 +17,16 @@ roce_port=$((20000 + $$ % 20000))
 tcp_port=$((roce_port + 1))
 tcp_bytes=400000
 
-fail() {
-	echo "test_send_e2e: FAIL: $*"
-	exit 1
-}
-
-[ "$(id -u)" -eq 0 ] || fail "needs root (namespaces, XDP)"
-for bin in "$e2e" "$xroce"; do
-	[ -x "$bin" ] || fail "$bin is missing (make all)"
-done
+# shellcheck source=tests/e2e/e2e_common.sh
+source tests/e2e/e2e_common.sh
+e2e_init test_send_e2e "$e2e" "$xroce"
 command -v python3 >/dev/null || fail "python3 is missing (TCP transfer check)"
 
-# shellcheck source=scripts/netns.sh
-source scripts/netns.sh
-logdir=$(mktemp -d /tmp/xroce-test-send-e2e.XXXXXX)
-bg_pid=""
-cleanup() {
-	if [ -n "$bg_pid" ]; then
-		kill "$bg_pid" 2>/dev/null
-		wait "$bg_pid" 2>/dev/null
-	fi
-	netns_cleanup
-	rm -rf "$logdir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-netns_pair se2 "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
-why=$(netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B") || fail "$why"
+netns_pair se2 "$(e2e_subnet)" || fail "could not create the namespaces"
+e2e_attach_both
 
 # ---- RoCE: every case, receiver in A, sender in B.
-netns_run_pair "$logdir" 240 "$e2e" "$VETH_A" -p "$roce_port" -- \
-	"$VETH_B" "$ADDR_A" -p "$roce_port" ||
-	fail "send_e2e: $NETNS_PAIR_STATUS (124 = timed out)"
-for side in server client; do
-	grep -q "^\[$side\] path MTU 1024;" "$logdir/$side.log" ||
-		fail "$side: path MTU is not 1024 with the veth's 1500-byte MTU"
-	grep -q "^\[$side\] PASS: 0 of [0-9]* cases failed$" "$logdir/$side.log" ||
-		fail "$side: no PASS summary line"
-done
-echo "ok   send_e2e: every case passed on both sides"
+e2e_run_cases 240
 
 # ---- Non-RoCE traffic while attached: XDP must pass it to the stack.
 for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
@@ -87,7 +57,7 @@ while True:
     total += len(chunk)
 print(total, digest.hexdigest())
 ' "$tcp_port" >"$logdir/tcp.out" 2>&1 &
-bg_pid=$!
+server_pid=$!
 netns_exec "$NETNS_B" timeout 30 python3 -c '
 import socket, sys, time
 deadline = time.monotonic() + 10
@@ -105,17 +75,15 @@ conn.close()
 ' "$ADDR_A" "$tcp_port" "$logdir/tcp.in" >"$logdir/tcp-client.out" 2>&1 ||
 	{ cat "$logdir/tcp-client.out"; fail "TCP sender failed"; }
 tcp_status=0
-wait "$bg_pid" || tcp_status=$?
-bg_pid=""
+wait "$server_pid" || tcp_status=$?
+server_pid=""
 [ "$tcp_status" -eq 0 ] || { cat "$logdir/tcp.out"; fail "TCP receiver failed (exit $tcp_status)"; }
 [ "$(cat "$logdir/tcp.out")" = "$tcp_bytes $sent_sum" ] ||
 	fail "TCP transfer: received '$(cat "$logdir/tcp.out")', sent '$tcp_bytes $sent_sum'"
 echo "ok   TCP transfer of $tcp_bytes bytes, sha256 matches"
 
 # ---- Counters of both ends.
-netns_check_stats "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" >"$logdir/stats" || stats_ok=no
-cat "$logdir/stats"
-[ "${stats_ok:-yes}" = yes ] || fail "$(tail -n 1 "$logdir/stats")"
+e2e_check_stats
 for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 	value=$(netns_exec "${end%%:*}" "$xroce" stats "${end#*:}" | awk '$1 == "passed_non_roce" { print $2 }')
 	[ -n "$value" ] && [ "$value" -gt 0 ] || fail "${end#*:}: passed_non_roce is '$value', expected > 0"

@@ -18,52 +18,22 @@ middlebox=$BUILD/tests/middlebox
 xroce=$BUILD/xroce
 roce_port=$((20000 + $$ % 20000))
 
-fail() {
-	echo "test_xdp_fastpath: FAIL: $*"
-	exit 1
-}
-
-[ "$(id -u)" -eq 0 ] || fail "needs root (namespaces, XDP)"
-for bin in "$e2e" "$middlebox" "$xroce"; do
-	[ -x "$bin" ] || fail "$bin is missing (make all)"
-done
-
-# shellcheck source=scripts/netns.sh
-source scripts/netns.sh
-logdir=$(mktemp -d /tmp/xroce-test-xdp-fastpath.XXXXXX)
-bg_pid=""
-mb_pid=""
-cleanup() {
-	local pid
-	for pid in "$bg_pid" "$mb_pid"; do
-		[ -n "$pid" ] || continue
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	netns_cleanup
-	rm -rf "$logdir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-attach_both() {
-	local end
-	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-		netns_exec "${end%%:*}" "$xroce" attach "${end#*:}" >/dev/null ||
-			fail "xroce attach ${end#*:} failed"
-	done
-}
+# shellcheck source=tests/e2e/e2e_common.sh
+source tests/e2e/e2e_common.sh
+# shellcheck source=tests/e2e/middlebox.sh
+source tests/e2e/middlebox.sh
+e2e_init test_xdp_fastpath "$e2e" "$middlebox" "$xroce"
 
 # Receiver in A, sender in B: B's XDP program sees the ACKs, A's the requests.
 run_send_e2e() {
 	local label=$1 server_status=0 client_status=0 side
 	netns_exec "$NETNS_A" timeout 240 "$e2e" server "$VETH_A" -p "$roce_port" \
 		>"$logdir/server.log" 2>&1 &
-	bg_pid=$!
+	server_pid=$!
 	netns_exec "$NETNS_B" timeout 240 "$e2e" client "$VETH_B" "$ADDR_A" -p "$roce_port" \
 		>"$logdir/client.log" 2>&1 || client_status=$?
-	wait "$bg_pid" || server_status=$?
-	bg_pid=""
+	wait "$server_pid" || server_status=$?
+	server_pid=""
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
 		for side in server client; do
 			echo "--- $side:"
@@ -79,8 +49,8 @@ run_send_e2e() {
 }
 
 unset XROCE_XDP_FAST_PATH
-netns_pair xfp "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" || fail "could not create the namespaces"
-attach_both
+netns_pair xfp "$(e2e_subnet)" || fail "could not create the namespaces"
+e2e_attach_both
 run_send_e2e "veth pair"
 
 counter() {
@@ -112,25 +82,12 @@ echo "ok   ACKs at the sender: $absorbed absorbed in XDP, $to_engine to the engi
 	"($woke of them to wake it): $((absorbed * 100 / total))% absorbed"
 
 # ---- 2. Duplicated requests, answered by the receiver's XDP.
-netns_middlebox_pair xfd "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))" ||
-	fail "could not create the middlebox namespaces"
-attach_both
-nsenter --net="/var/run/netns/$NETNS_M" "$middlebox" "$VETH_MA" "$VETH_MB" \
-	--b2a-dup 5 --seed 7 --max-seconds 240 >"$logdir/mb.log" 2>&1 &
-mb_pid=$!
-for _ in $(seq 50); do
-	grep -q '^middlebox: forwarding' "$logdir/mb.log" && break
-	kill -0 "$mb_pid" 2>/dev/null || break
-	sleep 0.1
-done
-grep -q '^middlebox: forwarding' "$logdir/mb.log" || { cat "$logdir/mb.log"; fail "the middlebox did not start"; }
+netns_middlebox_pair xfd "$(e2e_subnet)" || fail "could not create the middlebox namespaces"
+e2e_attach_both
+mb_start --b2a-dup 5 --seed 7 --max-seconds 240
 run_send_e2e "5% of the requests duplicated"
-mb_status=0
-kill -TERM "$mb_pid"
-wait "$mb_pid" || mb_status=$?
-mb_pid=""
-[ "$mb_status" -eq 0 ] || fail "the middlebox exited with status $mb_status"
-duplicated=$(awk '$1 == "dir" && $2 == "b2a" { for (i = 3; i < NF; i += 2) if ($i == "duplicated") print $(i + 1) }' "$logdir/mb.log")
+mb_stop
+duplicated=$(mb_dir b2a duplicated)
 
 receiver_stats=$(netns_exec "$NETNS_A" "$xroce" stats "$VETH_A") || fail "xroce stats $VETH_A failed"
 sender_stats=$(netns_exec "$NETNS_B" "$xroce" stats "$VETH_B") || fail "xroce stats $VETH_B failed"

@@ -1,0 +1,105 @@
+# shellcheck shell=bash
+# The frame of the end-to-end shell tests that run between namespaces
+# (scripts/netns.sh, which this sources). From the repository's root:
+#
+#   source tests/e2e/e2e_common.sh
+#   e2e_init test_name "$BUILD/tests/prog" "$xroce"
+#   netns_pair tag "$(e2e_subnet)" || fail "could not create the namespaces"
+#   e2e_attach_both
+#
+# e2e_init NAME BIN...  defines fail, checks for root and that each BIN is
+#                       executable, makes $logdir and installs the cleanup on
+#                       every exit path.
+# fail MESSAGE...       prints "NAME: FAIL: MESSAGE" and exits 1.
+# e2e_subnet            a /24 prefix derived from the PID, so that concurrent
+#                       tests do not share addresses.
+# e2e_attach_both       `xroce attach` on VETH_A in NETNS_A and VETH_B in
+#                       NETNS_B, or fail.
+# e2e_stop_pid PID      stops PID (if not empty) and reaps it.
+# e2e_show_logs [LABEL] prints $logdir/server.log and client.log indented.
+# e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
+#                       $roce_port (netns_run_pair); both must exit 0, find a
+#                       path MTU of 1024 and print a PASS summary, or fail.
+# e2e_check_stats       prints both ends' xroce stats; fails unless each has
+#                       no malformed-frame drops and redirected frames
+#                       (netns_check_stats).
+# The cleanup stops the processes whose ids are in client_pid, server_pid and
+# mb_pid (in that order), then calls netns_cleanup and removes $logdir.
+
+# shellcheck source=scripts/netns.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/netns.sh"
+
+e2e_init() {
+	E2E_NAME=$1
+	shift
+	[ "$(id -u)" -eq 0 ] || fail "needs root (namespaces, XDP)"
+	local bin
+	for bin in "$@"; do
+		[ -x "$bin" ] || fail "$bin is missing (make all)"
+	done
+	logdir=$(mktemp -d "/tmp/xroce-$E2E_NAME.XXXXXX")
+	client_pid="" server_pid="" mb_pid=""
+	trap e2e_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+fail() {
+	echo "$E2E_NAME: FAIL: $*"
+	exit 1
+}
+
+e2e_stop_pid() {
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+e2e_cleanup() {
+	e2e_stop_pid "$client_pid"
+	e2e_stop_pid "$server_pid"
+	e2e_stop_pid "$mb_pid"
+	netns_cleanup
+	rm -rf "$logdir"
+}
+
+e2e_subnet() {
+	echo "10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))"
+}
+
+e2e_attach_both() {
+	local end
+	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
+		netns_exec "${end%%:*}" "$(netns_xroce)" attach "${end#*:}" >/dev/null ||
+			fail "xroce attach ${end#*:} failed"
+	done
+}
+
+e2e_show_logs() {
+	local side
+	for side in server client; do
+		echo "--- ${1:+$1 }$side:"
+		sed 's/^/    /' "$logdir/$side.log"
+	done
+}
+
+e2e_run_cases() {
+	local side name
+	name=$(basename "$e2e")
+	netns_run_pair "$logdir" "$1" "$e2e" "$VETH_A" -p "$roce_port" -- \
+		"$VETH_B" "$ADDR_A" -p "$roce_port" ||
+		fail "$name: $NETNS_PAIR_STATUS (124 = timed out)"
+	for side in server client; do
+		grep -q "^\[$side\] path MTU 1024;" "$logdir/$side.log" ||
+			fail "$side: path MTU is not 1024 with the veth's 1500-byte MTU"
+		grep -q "^\[$side\] PASS: 0 of [0-9]* cases failed$" "$logdir/$side.log" ||
+			fail "$side: no PASS summary line"
+	done
+	echo "ok   $name: every case passed on both sides"
+}
+
+e2e_check_stats() {
+	local status=0
+	netns_check_stats "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" >"$logdir/stats" || status=1
+	cat "$logdir/stats"
+	[ "$status" -eq 0 ] || fail "$(tail -n 1 "$logdir/stats")"
+}
