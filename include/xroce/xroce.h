@@ -172,7 +172,12 @@ struct xr_cq {
 /* channel may be NULL; with one, completion events are delivered there. */
 struct xr_cq *xr_create_cq(struct xr_device *dev, int cqe, struct xr_comp_channel *channel);
 int xr_destroy_cq(struct xr_cq *cq);
-/* Returns the number of completions written to wc (0..num_entries), or a negative errno. */
+/*
+ * Returns the number of completions written to wc (0..num_entries), or a
+ * negative errno. A poll that finds the CQ empty runs the engine on the
+ * calling thread, so a spinning application is its own engine; num_entries
+ * 0 does only that, for applications that spin on memory instead.
+ */
 int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc);
 
 /* ---- completion channels ----------------------------------------------- */

@@ -134,30 +134,29 @@ int xr_destroy_cq(struct xr_cq *cq)
 int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 {
 	struct xr_cq_impl *c = cq_impl(cq);
+	uint64_t deadline;
 	int n;
 
 	if (!cq || num_entries < 0 || (num_entries && !wc))
 		return fail(-EINVAL);
-	if (__atomic_load_n(&c->head, __ATOMIC_ACQUIRE) == c->tail) {
-		/*
-		 * Empty: a spinning poller does an engine round itself rather than
-		 * compete with the engine thread for a core (run to completion);
-		 * when the engine holds the lock, it is doing that work already.
-		 */
-		uint64_t deadline;
-
-		/* An armed CQ means the application is about to sleep on its channel. */
-		if (c->armed == XR_CQ_ARM_NONE)
-			__atomic_store_n(&cq->device->app_poll_until,
-					 xr_now_ns() + XR_APP_POLL_GRACE_NS, __ATOMIC_RELAXED);
-		if (pthread_mutex_trylock(&cq->device->lock))
-			return 0;
-		xr_engine_round_locked(cq->device, &deadline);
+	if (num_entries && __atomic_load_n(&c->head, __ATOMIC_ACQUIRE) != c->tail) {
+		pthread_mutex_lock(&cq->device->lock);
 		n = xr_core_poll_cq(c, num_entries, wc);
 		pthread_mutex_unlock(&cq->device->lock);
 		return n;
 	}
-	pthread_mutex_lock(&cq->device->lock);
+	/*
+	 * Nothing to take: a spinning poller does an engine round itself rather
+	 * than compete with the engine thread for a core (run to completion);
+	 * when the engine holds the lock, it is doing that work already. An
+	 * armed CQ means the application is about to sleep on its channel.
+	 */
+	if (c->armed == XR_CQ_ARM_NONE)
+		__atomic_store_n(&cq->device->app_poll_until, xr_now_ns() + XR_APP_POLL_GRACE_NS,
+				 __ATOMIC_RELAXED);
+	if (pthread_mutex_trylock(&cq->device->lock))
+		return 0;
+	xr_engine_round_locked(cq->device, &deadline);
 	n = xr_core_poll_cq(c, num_entries, wc);
 	pthread_mutex_unlock(&cq->device->lock);
 	return n;

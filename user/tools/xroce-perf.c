@@ -1138,7 +1138,10 @@ static int run_write_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 				if (check_wait(ctx, deadline, "the peer's RDMA WRITE", rcnt - 1,
 					       iters))
 					return -1;
-				idle(&idle_polls);
+				/* Spinning on memory: lend this thread to the engine meanwhile. */
+				xr_poll_cq(ctx->send_cq, 0, NULL);
+				if (++idle_polls % 64 == 0)
+					sched_yield();
 			}
 		}
 		if (scnt < iters) {
