@@ -14,31 +14,10 @@
  * see the redirect itself (a sleeping engine gets its ACK).
  * Needs root. Prints one line per case.
  */
-#include <errno.h>
-#include <net/if.h>
-#include <sched.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <unistd.h>
-#include <linux/if_link.h>
-#include <linux/if_xdp.h>
-
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include <xdp/xsk.h>
-
 #include "packet.h"
+#include "xdp_test_common.h"
 #include "xroce/wire.h"
-#include "xroce/xdp_shared.h"
 #include "xroce/xroce.h"
-#include "xroce_xdp.skel.h"
 
 #define FRAME_MAX 4096
 #define QPN_REQUESTER (XR_QPN_BASE + 3)
@@ -60,16 +39,7 @@ static const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
 static const uint8_t our_ip[4] = {10, 1, 0, 1};
 static const uint8_t peer_ip[4] = {10, 1, 0, 2};
 
-static const char *const counter_names[] = {
-    "passed_non_roce", "redirected",	  "drop_truncated", "drop_bad_tver",  "drop_bad_opcode",
-    "drop_bad_length", "drop_unknown_qp", "drop_qp_state",  "drop_no_socket", "drop_bad_icrc",
-    "acks_absorbed",   "acks_to_engine",  "dups_answered",
-};
-
-#define COUNTER(field) (1u << (offsetof(struct xr_xdp_stats, field) / sizeof(__u64)))
-#define NCOUNTERS (sizeof(struct xr_xdp_stats) / sizeof(__u64))
-_Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == NCOUNTERS,
-	       "a name for every counter");
+#define COUNTER(field) (1u << XT_COUNTER_INDEX(field))
 
 struct frame {
 	uint8_t data[FRAME_MAX];
@@ -84,9 +54,7 @@ struct result {
 	uint32_t len;
 };
 
-static struct xroce_xdp_bpf *skel;
-static int prog_fd, stats_fd, qp_fd, xsk_map_fd;
-static int ncpus, failures;
+static int failures;
 
 static void fail(const char *name, const char *why)
 {
@@ -148,45 +116,6 @@ static void build_ack(struct frame *f, uint32_t psn, uint8_t syndrome, uint32_t 
 	xr_pkt_seal(&f->out);
 }
 
-static void read_counters(__u64 out[NCOUNTERS])
-{
-	struct xr_xdp_stats per_cpu[ncpus];
-	__u32 zero = 0;
-	size_t i;
-	int cpu;
-
-	memset(out, 0, NCOUNTERS * sizeof(__u64));
-	if (bpf_map_lookup_elem(stats_fd, &zero, per_cpu)) {
-		perror("test_xdp_fastpath: reading stats");
-		exit(1);
-	}
-	for (cpu = 0; cpu < ncpus; cpu++)
-		for (i = 0; i < NCOUNTERS; i++)
-			out[i] += ((__u64 *)&per_cpu[cpu])[i];
-}
-
-static struct xr_qp_entry get_entry(__u32 qpn)
-{
-	struct xr_qp_entry e;
-	__u32 slot = qpn - XR_QPN_BASE;
-
-	if (bpf_map_lookup_elem(qp_fd, &slot, &e)) {
-		perror("test_xdp_fastpath: reading qp_table");
-		exit(1);
-	}
-	return e;
-}
-
-static void put_entry(__u32 qpn, const struct xr_qp_entry *e)
-{
-	__u32 slot = qpn - XR_QPN_BASE;
-
-	if (bpf_map_update_elem(qp_fd, &slot, e, BPF_ANY)) {
-		perror("test_xdp_fastpath: writing qp_table");
-		exit(1);
-	}
-}
-
 /* Both QPs as the engine publishes them while it polls, fast paths on. */
 static void reset_qps(void)
 {
@@ -201,19 +130,11 @@ static void reset_qps(void)
 	    .fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP,
 	};
 
-	put_entry(QPN_REQUESTER, &e);
+	xt_put_entry(QPN_REQUESTER, &e);
 	e.committed = xr_pack_psn_msn(RESP_EPSN, RESP_MSN);
 	e.xdp_ack = 0;
 	e.req_next_psn = 0;
-	put_entry(QPN_RESPONDER, &e);
-}
-
-static const char *action_name(__u32 action)
-{
-	static const char *const names[] = {"XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX",
-					    "XDP_REDIRECT"};
-
-	return action < sizeof(names) / sizeof(names[0]) ? names[action] : "XDP_?";
+	xt_put_entry(QPN_RESPONDER, &e);
 }
 
 /*
@@ -224,38 +145,18 @@ static const char *action_name(__u32 action)
 static bool run(const char *name, const struct frame *f, __u32 expect_action, __u32 expect_counters,
 		struct result *res, bool report)
 {
-	__u64 before[NCOUNTERS], after[NCOUNTERS];
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
-		    .data_out = res->data, .data_size_out = sizeof(res->data), .repeat = 1);
-	char why[200] = "";
-	size_t i;
+	char why[200];
+	size_t len;
 
-	read_counters(before);
-	if (bpf_prog_test_run_opts(prog_fd, &opts)) {
-		snprintf(why, sizeof(why), "test run failed: %s", strerror(errno));
-		fail(name, why);
-		return false;
-	}
-	read_counters(after);
-	res->action = opts.retval;
-	res->len = opts.data_size_out;
-	if (opts.retval != expect_action)
-		snprintf(why, sizeof(why), "returned %s, expected %s", action_name(opts.retval),
-			 action_name(expect_action));
-	for (i = 0; i < NCOUNTERS && !why[0]; i++) {
-		__u64 want = (expect_counters >> i) & 1;
-
-		if (after[i] - before[i] != want)
-			snprintf(why, sizeof(why), "%s moved by %llu, expected %llu",
-				 counter_names[i], (unsigned long long)(after[i] - before[i]),
-				 (unsigned long long)want);
-	}
+	res->action = xt_run(f->data, f->len, res->data, sizeof(res->data), &len, expect_action,
+			     expect_counters, why, sizeof(why));
+	res->len = len;
 	if (why[0]) {
 		fail(name, why);
 		return false;
 	}
 	if (report)
-		pass(name, action_name(expect_action));
+		pass(name, xt_action_name(expect_action));
 	return true;
 }
 
@@ -279,29 +180,29 @@ static void test_ack_absorbed(void)
 	__u64 absorbed;
 
 	reset_qps();
-	absorbed = get_entry(QPN_REQUESTER).acks_absorbed;
+	absorbed = xt_get_entry(QPN_REQUESTER).acks_absorbed;
 	/* 0xfffff0 + 8 crosses the 24-bit wrap: 0x000004 lies inside the window. */
 	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
 	run("ACK in the window is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res, true);
-	expect_u64("ACK in the window: xdp_ack", "xdp_ack", get_entry(QPN_REQUESTER).xdp_ack,
+	expect_u64("ACK in the window: xdp_ack", "xdp_ack", xt_get_entry(QPN_REQUESTER).xdp_ack,
 		   xr_pack_psn_msn(0x000004, 500));
 	expect_u64("ACK in the window: entry", "acks_absorbed",
-		   get_entry(QPN_REQUESTER).acks_absorbed, absorbed + 1);
+		   xt_get_entry(QPN_REQUESTER).acks_absorbed, absorbed + 1);
 
 	/* The last PSN sent (REQ_NEXT - 1) is the far edge of the window. */
 	build_ack(&f, REQ_NEXT - 1, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 501);
 	run("ACK for the last PSN sent is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res,
 	    true);
 	expect_u64("ACK for the last PSN sent: xdp_ack", "xdp_ack",
-		   get_entry(QPN_REQUESTER).xdp_ack, xr_pack_psn_msn(REQ_NEXT - 1, 501));
+		   xt_get_entry(QPN_REQUESTER).xdp_ack, xr_pack_psn_msn(REQ_NEXT - 1, 501));
 
 	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
 	run("older ACK is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res, true);
 	build_ack(&f, REQ_NEXT - 1, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 501);
 	run("repeated ACK is absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res, true);
 	expect_u64("older ACKs: xdp_ack never moves back", "xdp_ack",
-		   get_entry(QPN_REQUESTER).xdp_ack, xr_pack_psn_msn(REQ_NEXT - 1, 501));
-	expect_u64("four ACKs: entry", "acks_absorbed", get_entry(QPN_REQUESTER).acks_absorbed,
+		   xt_get_entry(QPN_REQUESTER).xdp_ack, xr_pack_psn_msn(REQ_NEXT - 1, 501));
+	expect_u64("four ACKs: entry", "acks_absorbed", xt_get_entry(QPN_REQUESTER).acks_absorbed,
 		   absorbed + 4);
 }
 
@@ -313,7 +214,7 @@ static void test_ack_declined(void)
 	__u64 start;
 
 	reset_qps();
-	start = get_entry(QPN_REQUESTER).xdp_ack;
+	start = xt_get_entry(QPN_REQUESTER).xdp_ack;
 
 	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
 	f.data[f.out.icrc_off] ^= 0x01;
@@ -356,21 +257,21 @@ static void test_ack_declined(void)
 		    true);
 	}
 
-	e = get_entry(QPN_REQUESTER);
+	e = xt_get_entry(QPN_REQUESTER);
 	e.fast_path = XR_XDP_FAST_DUP;
-	put_entry(QPN_REQUESTER, &e);
+	xt_put_entry(QPN_REQUESTER, &e);
 	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
 	run("ACK with the ACK fast path off goes to the engine", &f, XDP_DROP,
 	    COUNTER(drop_no_socket), &res, true);
 	e.fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP;
 	e.qp_type = XR_QPT_UC;
-	put_entry(QPN_REQUESTER, &e);
+	xt_put_entry(QPN_REQUESTER, &e);
 	run("ACK to a UC QP goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res, true);
 
-	expect_u64("declined ACKs: xdp_ack unchanged", "xdp_ack", get_entry(QPN_REQUESTER).xdp_ack,
-		   start);
-	expect_u64("declined ACKs: entry", "acks_absorbed", get_entry(QPN_REQUESTER).acks_absorbed,
-		   0);
+	expect_u64("declined ACKs: xdp_ack unchanged", "xdp_ack",
+		   xt_get_entry(QPN_REQUESTER).xdp_ack, start);
+	expect_u64("declined ACKs: entry", "acks_absorbed",
+		   xt_get_entry(QPN_REQUESTER).acks_absorbed, 0);
 }
 
 /* ---- duplicate requests answered on the responder */
@@ -447,7 +348,7 @@ static void test_duplicates_answered(void)
 	__u64 before;
 
 	reset_qps();
-	before = get_entry(QPN_RESPONDER).dups_answered;
+	before = xt_get_entry(QPN_RESPONDER).dups_answered;
 	/* 0xfffffe is 5 behind 0x000003 across the wrap. */
 	answered("duplicate SEND ONLY (100 bytes)", XR_OP_RC_SEND_ONLY, 0xfffffe, 100);
 	answered("duplicate WRITE FIRST (1024 bytes)", XR_OP_RC_WRITE_FIRST, 0xfffffe, 1024);
@@ -459,8 +360,8 @@ static void test_duplicates_answered(void)
 	answered("duplicate SEND ONLY with invalidate", XR_OP_RC_SEND_ONLY_INV, RESP_EPSN - 1, 8);
 	answered("duplicate 2^22 behind (edge of the window)", XR_OP_RC_SEND_ONLY,
 		 xr_psn_add(RESP_EPSN, (1u << 24) - (1u << 22)), 8);
-	expect_u64("8 duplicates: entry", "dups_answered", get_entry(QPN_RESPONDER).dups_answered,
-		   before + 8);
+	expect_u64("8 duplicates: entry", "dups_answered",
+		   xt_get_entry(QPN_RESPONDER).dups_answered, before + 8);
 }
 
 /* Every length the CRC's chunking distinguishes, answered and, corrupted, refused. */
@@ -546,37 +447,17 @@ static void test_duplicates_declined(void)
 	run("802.1Q-tagged duplicate goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
 	    &res, true);
 
-	e = get_entry(QPN_RESPONDER);
+	e = xt_get_entry(QPN_RESPONDER);
 	e.fast_path = XR_XDP_FAST_ACK;
-	put_entry(QPN_RESPONDER, &e);
+	xt_put_entry(QPN_RESPONDER, &e);
 	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
 	run("duplicate with the DUP fast path off goes to the engine", &f, XDP_DROP,
 	    COUNTER(drop_no_socket), &res, true);
 	expect_u64("declined duplicates: entry", "dups_answered",
-		   get_entry(QPN_RESPONDER).dups_answered, 0);
+		   xt_get_entry(QPN_RESPONDER).dups_answered, 0);
 }
 
 /* ---- with an AF_XDP socket: what goes to the engine really is redirected */
-
-static int bring_up_lo(void)
-{
-	struct ifreq ifr = {0};
-	int fd, err = 0;
-
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return -errno;
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
-		ifr.ifr_flags |= IFF_UP;
-		if (ioctl(fd, SIOCSIFFLAGS, &ifr))
-			err = -errno;
-	} else {
-		err = -errno;
-	}
-	close(fd);
-	return err;
-}
 
 static void with_socket_cases(void)
 {
@@ -585,13 +466,13 @@ static void with_socket_cases(void)
 	struct frame f;
 
 	reset_qps();
-	e = get_entry(QPN_REQUESTER);
+	e = xt_get_entry(QPN_REQUESTER);
 	e.engine_sleeping = 1;
-	put_entry(QPN_REQUESTER, &e);
+	xt_put_entry(QPN_REQUESTER, &e);
 	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
 	run("ACK while the engine sleeps wakes it", &f, XDP_REDIRECT,
 	    COUNTER(redirected) | COUNTER(acks_to_engine), &res, true);
-	e = get_entry(QPN_REQUESTER);
+	e = xt_get_entry(QPN_REQUESTER);
 	/* Recorded as well, so that xdp_ack keeps up with what the engine hears. */
 	expect_u64("ACK while the engine sleeps: xdp_ack", "xdp_ack", e.xdp_ack,
 		   xr_pack_psn_msn(0x000004, 500));
@@ -601,7 +482,7 @@ static void with_socket_cases(void)
 	    &res, true);
 
 	e.engine_sleeping = 0;
-	put_entry(QPN_REQUESTER, &e);
+	xt_put_entry(QPN_REQUESTER, &e);
 	build_ack(&f, REQ_NEXT + 1, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
 	run("ACK beyond the PSNs sent is redirected", &f, XDP_REDIRECT, COUNTER(redirected), &res,
 	    true);
@@ -614,73 +495,16 @@ static void with_socket_cases(void)
 
 static void test_with_socket(void)
 {
-	const size_t umem_size = 64 * XSK_UMEM__DEFAULT_FRAME_SIZE;
-	struct xsk_socket_config cfg = {
-	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
-	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
-	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-	    .bind_flags = XDP_COPY,
-	};
-	struct xsk_ring_prod fill, tx;
-	struct xsk_ring_cons comp, rx;
-	struct xsk_socket *xsk = NULL;
-	struct xsk_umem *umem = NULL;
-	__u32 queue = 0;
-	void *area;
-	int fd, err;
+	int err = xt_with_socket_on_lo(with_socket_cases);
 
-	area = mmap(NULL, umem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED) {
-		err = -errno;
-		goto out;
-	}
-	err = unshare(CLONE_NEWNET) ? -errno : bring_up_lo();
-	if (!err)
-		err = xsk_umem__create(&umem, area, umem_size, &fill, &comp, NULL);
-	if (!err)
-		err = xsk_socket__create(&xsk, "lo", queue, umem, &rx, &tx, &cfg);
-	if (err)
-		goto out;
-	fd = xsk_socket__fd(xsk);
-	if (bpf_map_update_elem(xsk_map_fd, &queue, &fd, BPF_ANY)) {
-		err = -errno;
-		goto out;
-	}
-	with_socket_cases();
-out:
 	if (err)
 		fail("AF_XDP socket on lo for the redirect cases", strerror(-err));
-	if (xsk)
-		xsk_socket__delete(xsk);
-	if (umem)
-		xsk_umem__delete(umem);
-	if (area != MAP_FAILED)
-		munmap(area, umem_size);
-}
-
-static int libbpf_warnings_only(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, args) : 0;
 }
 
 int main(void)
 {
-	libbpf_set_print(libbpf_warnings_only);
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_xdp_fastpath: needs root to load BPF programs\n");
+	if (xt_load("test_xdp_fastpath"))
 		return 1;
-	}
-	ncpus = libbpf_num_possible_cpus();
-	skel = xroce_xdp_bpf__open_and_load();
-	if (ncpus <= 0 || !skel) {
-		fprintf(stderr, "test_xdp_fastpath: loading the XDP program: %s\n",
-			strerror(errno));
-		return 1;
-	}
-	prog_fd = bpf_program__fd(skel->progs.xroce_xdp);
-	stats_fd = bpf_map__fd(skel->maps.stats);
-	qp_fd = bpf_map__fd(skel->maps.qp_table);
-	xsk_map_fd = bpf_map__fd(skel->maps.xsk_map);
 
 	test_ack_absorbed();
 	test_ack_declined();
@@ -688,12 +512,5 @@ int main(void)
 	test_duplicate_icrc_sweep();
 	test_duplicates_declined();
 	test_with_socket();
-
-	xroce_xdp_bpf__destroy(skel);
-	if (failures) {
-		printf("%d case(s) failed\n", failures);
-		return 1;
-	}
-	printf("all cases passed\n");
-	return 0;
+	return xt_finish(failures);
 }

@@ -15,35 +15,15 @@
  * none (test_xdp_fastpath covers the fast paths and their ICRC checks).
  * Needs root (loading BPF programs). Prints one line per case.
  */
-#include <errno.h>
-#include <net/if.h>
-#include <sched.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
-#include <linux/if_link.h>
-#include <linux/if_xdp.h>
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include <xdp/xsk.h>
-
+#include "xdp_test_common.h"
 #include "xroce/wire.h"
-#include "xroce/xdp_shared.h"
-#include "xroce_xdp.skel.h"
 
 #define QPN_ACTIVE (XR_QPN_BASE + 5)
 #define QPN_CLOSED (XR_QPN_BASE + 6)
@@ -51,17 +31,7 @@
 #define FRAME_MAX 512
 #define VLAN_TAG_SIZE 4
 
-static const char *const counter_names[] = {
-    "passed_non_roce", "redirected",	  "drop_truncated", "drop_bad_tver",  "drop_bad_opcode",
-    "drop_bad_length", "drop_unknown_qp", "drop_qp_state",  "drop_no_socket", "drop_bad_icrc",
-    "acks_absorbed",   "acks_to_engine",  "dups_answered",
-};
-
-/* Counters are indexed as the u64 fields of struct xr_xdp_stats, in order. */
-#define COUNTER(field) (offsetof(struct xr_xdp_stats, field) / sizeof(__u64))
-#define NCOUNTERS (sizeof(struct xr_xdp_stats) / sizeof(__u64))
-_Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == NCOUNTERS,
-	       "a name for every counter");
+#define COUNTER(field) XT_COUNTER_INDEX(field)
 
 struct frame {
 	uint8_t data[FRAME_MAX];
@@ -82,9 +52,7 @@ struct roce_spec {
 	uint16_t dport;
 };
 
-static struct xroce_xdp_bpf *skel;
-static int prog_fd, stats_fd, qp_fd, xsk_map_fd;
-static int ncpus, failures;
+static int failures;
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -206,41 +174,9 @@ static struct roce_spec send_only(void)
 	};
 }
 
-static void read_counters(__u64 out[NCOUNTERS])
-{
-	struct xr_xdp_stats per_cpu[ncpus];
-	__u32 zero = 0;
-	size_t i;
-	int cpu;
-
-	memset(out, 0, NCOUNTERS * sizeof(__u64));
-	if (bpf_map_lookup_elem(stats_fd, &zero, per_cpu)) {
-		perror("test_xdp_prog: reading stats");
-		exit(1);
-	}
-	for (cpu = 0; cpu < ncpus; cpu++)
-		for (i = 0; i < NCOUNTERS; i++)
-			out[i] += ((__u64 *)&per_cpu[cpu])[i];
-}
-
 static __u64 qp_rx_frames(__u32 qpn)
 {
-	struct xr_qp_entry entry;
-	__u32 slot = qpn - XR_QPN_BASE;
-
-	if (bpf_map_lookup_elem(qp_fd, &slot, &entry)) {
-		perror("test_xdp_prog: reading qp_table");
-		exit(1);
-	}
-	return entry.rx_frames;
-}
-
-static const char *action_name(__u32 action)
-{
-	static const char *const names[] = {"XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX",
-					    "XDP_REDIRECT"};
-
-	return action < sizeof(names) / sizeof(names[0]) ? names[action] : "XDP_?";
+	return xt_get_entry(qpn).rx_frames;
 }
 
 /*
@@ -251,40 +187,20 @@ static const char *action_name(__u32 action)
 static bool run_case(const char *name, const struct frame *f, size_t len, __u32 expect_action,
 		     size_t expect_counter, bool report)
 {
-	__u64 before[NCOUNTERS], after[NCOUNTERS];
 	uint8_t out[FRAME_MAX];
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = len,
-		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
-	char why[200] = "";
-	size_t i;
-	int err;
+	size_t out_len;
+	char why[200];
 
-	read_counters(before);
-	err = bpf_prog_test_run_opts(prog_fd, &opts);
-	read_counters(after);
-	if (err) {
-		snprintf(why, sizeof(why), "test run failed: %s", strerror(errno));
-	} else if (opts.retval != expect_action) {
-		snprintf(why, sizeof(why), "returned %s, expected %s", action_name(opts.retval),
-			 action_name(expect_action));
-	} else {
-		for (i = 0; i < NCOUNTERS && !why[0]; i++) {
-			__u64 delta = after[i] - before[i];
-
-			if (delta != (i == expect_counter))
-				snprintf(why, sizeof(why), "%s moved by %llu, expected %d",
-					 counter_names[i], (unsigned long long)delta,
-					 i == expect_counter);
-		}
-	}
+	xt_run(f->data, len, out, sizeof(out), &out_len, expect_action, 1u << expect_counter, why,
+	       sizeof(why));
 	if (why[0]) {
 		failures++;
 		printf("FAIL %-52s %s\n", name, why);
 		return false;
 	}
 	if (report)
-		printf("ok   %-52s %s, %s\n", name, action_name(expect_action),
-		       counter_names[expect_counter]);
+		printf("ok   %-52s %s, %s\n", name, xt_action_name(expect_action),
+		       xt_counter_names[expect_counter]);
 	return true;
 }
 
@@ -304,12 +220,8 @@ static void check_roce(const char *name, const struct roce_spec *s, __u32 action
 static void set_qp_state(__u32 qpn, __u32 state)
 {
 	struct xr_qp_entry entry = {.state = state, .qp_type = 0};
-	__u32 slot = qpn - XR_QPN_BASE;
 
-	if (bpf_map_update_elem(qp_fd, &slot, &entry, BPF_ANY)) {
-		perror("test_xdp_prog: writing qp_table");
-		exit(1);
-	}
+	xt_put_entry(qpn, &entry);
 }
 
 static void test_valid_frames(void)
@@ -533,64 +445,11 @@ static void test_not_roce(void)
 	check("ipv6 hop-by-hop header then UDP 4791", &f, XDP_PASS, COUNTER(passed_non_roce));
 }
 
-/* lo of a private namespace can hold an AF_XDP socket in copy mode. */
-static int bring_up_lo(void)
+static void redirect_cases(void)
 {
-	struct ifreq ifr = {0};
-	int fd, err = 0;
-
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return -errno;
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
-		ifr.ifr_flags |= IFF_UP;
-		if (ioctl(fd, SIOCSIFFLAGS, &ifr))
-			err = -errno;
-	} else {
-		err = -errno;
-	}
-	close(fd);
-	return err;
-}
-
-static void test_redirect_to_socket(void)
-{
-	const size_t umem_size = 64 * XSK_UMEM__DEFAULT_FRAME_SIZE;
-	struct xsk_socket_config cfg = {
-	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
-	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
-	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-	    .bind_flags = XDP_COPY,
-	};
 	struct roce_spec s = send_only();
-	struct xsk_ring_prod fill, tx;
-	struct xsk_ring_cons comp, rx;
-	struct xsk_socket *xsk = NULL;
-	struct xsk_umem *umem = NULL;
-	__u32 queue = 0;
-	__u64 rx_before;
-	void *area;
-	int fd, err;
+	__u64 rx_before = qp_rx_frames(QPN_ACTIVE);
 
-	area = mmap(NULL, umem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED) {
-		err = -errno;
-		goto out;
-	}
-	err = unshare(CLONE_NEWNET) ? -errno : bring_up_lo();
-	if (!err)
-		err = xsk_umem__create(&umem, area, umem_size, &fill, &comp, NULL);
-	if (!err)
-		err = xsk_socket__create(&xsk, "lo", queue, umem, &rx, &tx, &cfg);
-	if (err)
-		goto out;
-	fd = xsk_socket__fd(xsk);
-	if (bpf_map_update_elem(xsk_map_fd, &queue, &fd, BPF_ANY)) {
-		err = -errno;
-		goto out;
-	}
-	rx_before = qp_rx_frames(QPN_ACTIVE);
 	check_roce("ipv4 SEND ONLY, active QP, socket on queue 0", &s, XDP_REDIRECT,
 		   COUNTER(redirected));
 	s.ipv6 = true;
@@ -606,42 +465,23 @@ static void test_redirect_to_socket(void)
 	s = send_only();
 	s.qpn = QPN_CLOSED;
 	check_roce("closed QP, socket on queue 0", &s, XDP_DROP, COUNTER(drop_qp_state));
-out:
+}
+
+static void test_redirect_to_socket(void)
+{
+	int err = xt_with_socket_on_lo(redirect_cases);
+
 	if (err) {
 		failures++;
 		printf("FAIL %-52s %s\n", "AF_XDP socket on lo for the redirect case",
 		       strerror(-err));
 	}
-	if (xsk)
-		xsk_socket__delete(xsk);
-	if (umem)
-		xsk_umem__delete(umem);
-	if (area != MAP_FAILED)
-		munmap(area, umem_size);
-}
-
-static int libbpf_warnings_only(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, args) : 0;
 }
 
 int main(void)
 {
-	libbpf_set_print(libbpf_warnings_only);
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_xdp_prog: needs root to load BPF programs\n");
+	if (xt_load("test_xdp_prog"))
 		return 1;
-	}
-	ncpus = libbpf_num_possible_cpus();
-	skel = xroce_xdp_bpf__open_and_load();
-	if (ncpus <= 0 || !skel) {
-		fprintf(stderr, "test_xdp_prog: loading the XDP program: %s\n", strerror(errno));
-		return 1;
-	}
-	prog_fd = bpf_program__fd(skel->progs.xroce_xdp);
-	stats_fd = bpf_map__fd(skel->maps.stats);
-	qp_fd = bpf_map__fd(skel->maps.qp_table);
-	xsk_map_fd = bpf_map__fd(skel->maps.xsk_map);
 	set_qp_state(QPN_ACTIVE, XR_XDP_QP_ACTIVE);
 	set_qp_state(QPN_CLOSED, XR_XDP_QP_CLOSED);
 
@@ -652,12 +492,5 @@ int main(void)
 	test_queue_pairs();
 	test_not_roce();
 	test_redirect_to_socket();
-
-	xroce_xdp_bpf__destroy(skel);
-	if (failures) {
-		printf("%d case(s) failed\n", failures);
-		return 1;
-	}
-	printf("all cases passed\n");
-	return 0;
+	return xt_finish(failures);
 }
