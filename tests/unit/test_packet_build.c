@@ -8,54 +8,16 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_group.h"
 #include "packet.h"
 #include "pcap_reader.h"
 
-#define DEFAULT_VECTOR_DIR "/work/shared/vectors/rxe"
 #define MAX_FRAME_LEN 2048
-#define MAX_REPORTED_FAILURES 10
 #define UNWRITTEN 0xa5 /* buffer filler: shows bytes the builder left alone */
-
-struct group {
-	const char *name;
-	unsigned long checks, failures;
-};
-
-static unsigned int groups_failed, groups_run;
-
-static void check(struct group *g, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	g->checks++;
-	if (ok)
-		return;
-	if (++g->failures <= MAX_REPORTED_FAILURES) {
-		fprintf(stderr, "  FAIL [%s] ", g->name);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-}
-
-static void finish_group(struct group *g)
-{
-	groups_run++;
-	if (g->checks == 0) {
-		g->failures++;
-		fprintf(stderr, "  FAIL [%s] no checks ran\n", g->name);
-	}
-	if (g->failures)
-		groups_failed++;
-	printf("%s %-40s %6lu checks, %lu failed\n", g->failures ? "FAIL" : "ok  ", g->name,
-	       g->checks, g->failures);
-}
 
 static uint16_t rd16be(const uint8_t *p)
 {
@@ -117,12 +79,6 @@ static struct golden goldens[] = {
     {.file = "uc_pingpong.pcap", .number = 14, .opcode = XR_OP_UC_SEND_FIRST},
 };
 #define NUM_GOLDENS (sizeof(goldens) / sizeof(goldens[0]))
-
-static const char *vector_dir(void)
-{
-	const char *d = getenv("XROCE_VECTORS");
-	return d && *d ? d : DEFAULT_VECTOR_DIR;
-}
 
 static void load_goldens(struct group *g)
 {
@@ -640,23 +596,21 @@ int main(void)
 		     ipv6 = {.name = "IPv6 build/parse round trip"};
 
 	load_goldens(&load);
-	finish_group(&load);
+	finish_group(&load, NULL);
 	check_rebuild_identical(&rebuild);
-	finish_group(&rebuild);
+	finish_group(&rebuild, NULL);
 	check_other_ip_id(&ip_id);
-	finish_group(&ip_id);
+	finish_group(&ip_id, NULL);
 	check_padding(&padding);
-	finish_group(&padding);
+	finish_group(&padding, NULL);
 	check_capacity(&capacity);
-	finish_group(&capacity);
+	finish_group(&capacity, NULL);
 	check_rejections(&reject);
-	finish_group(&reject);
+	finish_group(&reject, NULL);
 	check_layout_variants(&layout);
-	finish_group(&layout);
+	finish_group(&layout, NULL);
 	check_ipv6_round_trip(&ipv6);
-	finish_group(&ipv6);
+	finish_group(&ipv6, NULL);
 
-	printf("test_packet_build: %u of %u groups passed\n", groups_run - groups_failed,
-	       groups_run);
-	return groups_failed ? 1 : 0;
+	return groups_summary("test_packet_build");
 }

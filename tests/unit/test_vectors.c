@@ -11,20 +11,18 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "check_group.h"
 #include "packet.h"
 #include "pcap_reader.h"
 
-#define DEFAULT_VECTOR_DIR "/work/shared/vectors/rxe"
 #define EXPECTED_PATH "tests/unit/vectors_expected.txt"
 #define MAX_FRAMES_PER_FILE 256
 #define MAX_FRAME_LEN 2048
-#define MAX_REPORTED_FAILURES 10
 
 /* The README's table: how many RoCE frames each capture holds. */
 static const struct {
@@ -109,44 +107,6 @@ struct expectation {
 
 static struct expectation *expectations;
 static size_t num_expectations;
-
-/* A check group: a name, how many assertions ran, how many failed. */
-struct group {
-	const char *name;
-	unsigned long checks, failures;
-};
-
-static unsigned int groups_failed, groups_run;
-
-static void check(struct group *g, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	g->checks++;
-	if (ok)
-		return;
-	if (++g->failures <= MAX_REPORTED_FAILURES) {
-		fprintf(stderr, "  FAIL [%s] ", g->name);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-}
-
-static void finish_group(struct group *g, const char *detail)
-{
-	groups_run++;
-	if (g->checks == 0) {
-		/* A group that asserted nothing proves nothing. */
-		g->failures++;
-		fprintf(stderr, "  FAIL [%s] no checks ran\n", g->name);
-	}
-	if (g->failures)
-		groups_failed++;
-	printf("%s %-34s %8lu checks, %lu failed%s%s\n", g->failures ? "FAIL" : "ok  ", g->name,
-	       g->checks, g->failures, detail ? "; " : "", detail ? detail : "");
-}
 
 static int load_expectations(const char *path)
 {
@@ -251,12 +211,6 @@ struct capture {
 };
 
 static struct capture captures[NUM_CAPTURES];
-
-static const char *vector_dir(void)
-{
-	const char *d = getenv("XROCE_VECTORS");
-	return d && *d ? d : DEFAULT_VECTOR_DIR;
-}
 
 static int load_capture(struct capture *c, const char *name, struct group *reader)
 {
@@ -781,9 +735,8 @@ int main(void)
 	finish_group(&ud_sport, detail);
 	finish_group(&conn_sport, detail2);
 
-	printf("test_vectors: %u of %u groups passed\n", groups_run - groups_failed, groups_run);
 	for (size_t i = 0; i < NUM_CAPTURES; i++)
 		free(captures[i].frames);
 	free(expectations);
-	return groups_failed ? 1 : 0;
+	return groups_summary("test_vectors");
 }
