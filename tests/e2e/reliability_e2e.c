@@ -43,20 +43,15 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "xroce/xroce.h"
+#include "e2e_common.h"
 
 #define PROG "reliability_e2e"
 #define DEFAULT_PORT 18791
@@ -68,9 +63,6 @@
 #define STALL_TIMEOUT_MS 20000
 #define MIXED_TIMEOUT_MS 150000
 #define QUIET_WAIT_MS 200
-
-#define SPIN_POLLS_BEFORE_SLEEP 256
-#define IDLE_SLEEP_NS 20000
 
 #define MAX_PAIRS 8
 #define SEND_DEPTH 128
@@ -189,36 +181,12 @@ static void fail(struct ctx *c, const char *fmt, ...)
 
 static int64_t now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int64_t now_ms(void)
-{
-	return now_us() / 1000;
+	return tool_now_ns() / 1000;
 }
 
 static void sleep_ms(int ms)
 {
 	nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}, NULL);
-}
-
-static uint8_t pattern_byte(uint32_t seed, size_t i)
-{
-	uint32_t x = (uint32_t)i * 0x9e3779b1u ^ seed * 0x85ebca6bu;
-
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
-	return (uint8_t)x;
-}
-
-static void fill_pattern(uint8_t *buf, uint32_t seed, size_t from, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		buf[i] = pattern_byte(seed, from + i);
 }
 
 /* Index of the first byte that differs from the pattern, or -1. */
@@ -351,70 +319,36 @@ static uint32_t read_area_seed(uint32_t seed)
 
 /* ---- completions ------------------------------------------------------- */
 
-static int poll_until(struct xr_cq *cq, struct xr_wc *wc, int n, int64_t deadline)
-{
-	unsigned int idle_polls = 0;
-	int got = 0;
-
-	while (got < n) {
-		int ne = xr_poll_cq(cq, n - got, wc + got);
-
-		if (ne < 0) {
-			fprintf(stderr, PROG ": xr_poll_cq: %s\n", strerror(-ne));
-			return got;
-		}
-		got += ne;
-		if (ne > 0) {
-			idle_polls = 0;
-			continue;
-		}
-		if (now_ms() >= deadline)
-			break;
-		if (++idle_polls > SPIN_POLLS_BEFORE_SLEEP)
-			nanosleep(&(struct timespec){.tv_nsec = IDLE_SLEEP_NS}, NULL);
-	}
-	return got;
-}
-
 static bool wait_one(struct ctx *c, struct xr_cq *cq, struct xr_wc *wc, int timeout_ms,
 		     const char *what)
 {
-	if (poll_until(cq, wc, 1, now_ms() + timeout_ms) == 1)
+	if (poll_cq_until(cq, wc, 1, 1, tool_now_ms() + timeout_ms) == 1)
 		return true;
 	fail(c, "no %s completion within %d ms", what, timeout_ms);
 	return false;
 }
 
-static bool expect_quiet(struct ctx *c, struct xr_cq *cq, int wait_ms, const char *what)
+/* A completion on cq within wait_ms fails the case. */
+static bool expect_no_completion(struct ctx *c, struct xr_cq *cq, int wait_ms, const char *what)
 {
-	struct xr_wc wc;
+	struct report r = {0};
 
-	if (poll_until(cq, &wc, 1, now_ms() + wait_ms) == 0)
+	if (expect_quiet(cq, wait_ms, &r, what))
 		return true;
-	fail(c, "unexpected %s completion: wr_id 0x%" PRIx64 ", status \"%s\", opcode %d", what,
-	     wc.wr_id, xr_wc_status_str(wc.status), wc.opcode);
+	fail(c, "%s", r.detail);
 	return false;
 }
 
-static bool check_wc(struct ctx *c, const struct xr_wc *wc, uint64_t wr_id,
-		     enum xr_wc_status status, enum xr_wc_opcode opcode, const char *what)
+/* A completion that is not what it must be fails the case, saying what it was for. */
+static bool check_completion(struct ctx *c, const struct xr_wc *wc, uint64_t wr_id,
+			     enum xr_wc_status status, enum xr_wc_opcode opcode, const char *what)
 {
-	if (wc->wr_id != wr_id) {
-		fail(c, "%s: completion for wr_id %" PRIu64 " (\"%s\"), expected wr_id %" PRIu64,
-		     what, wc->wr_id, xr_wc_status_str(wc->status), wr_id);
-		return false;
-	}
-	if (wc->status != status) {
-		fail(c, "%s: wr_id %" PRIu64 " completed with \"%s\", expected \"%s\"", what,
-		     wc->wr_id, xr_wc_status_str(wc->status), xr_wc_status_str(status));
-		return false;
-	}
-	if (status == XR_WC_SUCCESS && wc->opcode != opcode) {
-		fail(c, "%s: wr_id %" PRIu64 " has opcode %d, expected %d", what, wc->wr_id,
-		     wc->opcode, opcode);
-		return false;
-	}
-	return true;
+	struct report r = {0};
+
+	if (check_wc(wc, wr_id, status, opcode, &r))
+		return true;
+	fail(c, "%s: %s", what, r.detail);
+	return false;
 }
 
 static struct xr_sge sge_of(struct ctx *c, size_t offset, uint32_t length)
@@ -448,73 +382,6 @@ static bool post_recv(struct ctx *c, struct qp_end *end, uint64_t wr_id, size_t 
 
 /* ---- out-of-band exchange ---------------------------------------------- */
 
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = events};
-		int64_t left = deadline - now_ms();
-		int n;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(&pfd, 1, (int)left);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-static int read_full(int fd, void *buf, size_t len, int64_t deadline)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLIN, deadline);
-
-		if (ret)
-			return ret;
-		n = read(fd, (char *)buf + got, len - got);
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		got += n;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	int64_t deadline = now_ms() + OOB_TIMEOUT_MS;
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLOUT, deadline);
-
-		if (ret)
-			return ret;
-		n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		done += n;
-	}
-	return 0;
-}
-
-static const char *oob_error(int err)
-{
-	return err == -EPIPE ? "peer closed the connection" : strerror(-err);
-}
-
 #define HELLO_MAGIC 0x58524c31u /* "XRL1" */
 #define HELLO_WORDS (1 + 8 + 1 + 2 * MAX_PAIRS + 3 + 4)
 
@@ -536,7 +403,7 @@ static int send_hello(struct ctx *c)
 	*p++ = htonl((uint32_t)((uintptr_t)c->buf >> 32));
 	*p++ = htonl((uint32_t)(uintptr_t)c->buf);
 	memcpy(p, c->gid.raw, 16);
-	return write_full(c->oob_fd, w, sizeof(w));
+	return oob_write_full(c->oob_fd, w, sizeof(w), tool_now_ms() + OOB_TIMEOUT_MS);
 }
 
 struct hello {
@@ -552,7 +419,7 @@ static int recv_hello(struct ctx *c, struct hello *h)
 {
 	uint32_t w[HELLO_WORDS], *p = w;
 	uint32_t *params = (uint32_t *)&h->p;
-	int ret = read_full(c->oob_fd, w, sizeof(w), now_ms() + OOB_TIMEOUT_MS);
+	int ret = oob_read_full(c->oob_fd, w, sizeof(w), tool_now_ms() + OOB_TIMEOUT_MS);
 
 	if (ret)
 		return ret;
@@ -581,13 +448,13 @@ static int send_step(struct ctx *c, uint32_t step, bool ok, uint64_t value)
 	uint32_t m[4] = {htonl(step), htonl(ok), htonl((uint32_t)(value >> 32)),
 			 htonl((uint32_t)value)};
 
-	return write_full(c->oob_fd, m, sizeof(m));
+	return oob_write_full(c->oob_fd, m, sizeof(m), tool_now_ms() + OOB_TIMEOUT_MS);
 }
 
 static int recv_step(struct ctx *c, uint32_t step, bool *ok, uint64_t *value, int timeout_ms)
 {
 	uint32_t m[4];
-	int ret = read_full(c->oob_fd, m, sizeof(m), now_ms() + timeout_ms);
+	int ret = oob_read_full(c->oob_fd, m, sizeof(m), tool_now_ms() + timeout_ms);
 
 	if (ret)
 		return ret;
@@ -617,65 +484,12 @@ static bool exchange_verdicts(struct ctx *c, uint32_t step)
 	return !failed && peer_ok;
 }
 
-static int server_accept(unsigned int port)
-{
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int one = 1, listen_fd, fd, ret;
-
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0)
-		return -errno;
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(listen_fd, 1)) {
-		ret = -errno;
-		close(listen_fd);
-		return ret;
-	}
-	ret = wait_fd(listen_fd, POLLIN, now_ms() + ACCEPT_TIMEOUT_MS);
-	fd = ret ? -1 : accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (!ret && fd < 0)
-		ret = -errno;
-	close(listen_fd);
-	return fd >= 0 ? fd : ret;
-}
-
-static int client_connect(const char *server_ip, unsigned int port)
-{
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int64_t retry_until = now_ms() + CONNECT_RETRY_MS;
-
-	if (inet_pton(AF_INET, server_ip, &addr.sin_addr) != 1)
-		return -EINVAL;
-	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		int err;
-
-		if (fd < 0)
-			return -errno;
-		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
-			return fd;
-		err = errno;
-		close(fd);
-		if ((err != ECONNREFUSED && err != ENETUNREACH && err != EHOSTUNREACH) ||
-		    now_ms() >= retry_until)
-			return -err;
-		usleep(100000);
-	}
-}
-
 /* ---- setup ------------------------------------------------------------- */
-
-static bool is_ipv4_mapped(const union xr_gid *gid)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return !memcmp(gid->raw, prefix, sizeof(prefix));
-}
 
 static int open_device(struct ctx *c, const char *ifname)
 {
 	struct xr_device_attr attr;
-	int ret, i;
+	int ret;
 
 	c->dev = xr_open_device(ifname, NULL);
 	if (!c->dev) {
@@ -683,19 +497,16 @@ static int open_device(struct ctx *c, const char *ifname)
 			strerror(errno));
 		return -1;
 	}
-	ret = xr_query_device(c->dev, &attr);
-	if (ret) {
+	ret = find_ipv4_gid(c->dev, &attr, &c->gid);
+	if (ret == -EADDRNOTAVAIL) {
+		fprintf(stderr, PROG ": %s has no IPv4 GID\n", ifname);
+		return -1;
+	}
+	if (ret < 0) {
 		fprintf(stderr, PROG ": couldn't query %s: %s\n", ifname, strerror(-ret));
 		return -1;
 	}
 	c->mtu_enum = attr.active_mtu;
-	for (i = 0; i < attr.num_gids; i++)
-		if (!xr_query_gid(c->dev, i, &c->gid) && is_ipv4_mapped(&c->gid))
-			break;
-	if (i == attr.num_gids) {
-		fprintf(stderr, PROG ": %s has no IPv4 GID\n", ifname);
-		return -1;
-	}
 	c->pd = xr_alloc_pd(c->dev);
 	c->channel = xr_create_comp_channel(c->dev);
 	if (!c->pd || !c->channel) {
@@ -746,8 +557,6 @@ static int create_pairs(struct ctx *c)
 			    .max_recv_sge = 1},
 		    .qp_type = XR_QPT_RC,
 		};
-		struct xr_qp_attr attr = {
-		    .qp_state = XR_QPS_INIT, .port_num = 1, .qp_access_flags = remote_all};
 		int ret;
 
 		end->send_cq = xr_create_cq(c->dev, 2 * SEND_DEPTH, ch);
@@ -763,9 +572,7 @@ static int create_pairs(struct ctx *c)
 			fprintf(stderr, PROG ": couldn't create a QP: %s\n", strerror(errno));
 			return -1;
 		}
-		ret =
-		    xr_modify_qp(end->qp, &attr,
-				 XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS);
+		ret = qp_to_init(end->qp, 1, remote_all);
 		if (ret) {
 			fprintf(stderr, PROG ": couldn't move a QP to INIT: %s\n", strerror(-ret));
 			return -1;
@@ -790,33 +597,32 @@ static int connect_pairs(struct ctx *c, const struct hello *peer)
 		c->mtu_enum = peer->mtu_enum;
 	for (uint32_t i = 0; i < c->p.npairs; i++) {
 		struct qp_end *end = &c->pairs[i];
-		struct xr_qp_attr a = {
-		    .qp_state = XR_QPS_RTR,
+		struct qp_rtr_attr rtr = {
 		    .path_mtu = c->mtu_enum,
-		    .dest_qp_num = peer->qpn[i],
+		    .dest_qpn = peer->qpn[i],
 		    .rq_psn = peer->psn[i],
+		    .dgid = peer->gid,
+		    .port_num = 1,
+		    .hop_limit = 64,
 		    .max_dest_rd_atomic = MAX_RD_ATOMIC,
 		    .min_rnr_timer = (uint8_t)c->p.min_rnr_timer,
-		    .ah_attr = {.is_global = 1,
-				.port_num = 1,
-				.grh = {.dgid = peer->gid, .hop_limit = 64}},
+		};
+		/* The case's own timers: qp_to_rts would set the usual ones. */
+		struct xr_qp_attr a = {
+		    .qp_state = XR_QPS_RTS,
+		    .timeout = (uint8_t)c->p.timeout,
+		    .retry_cnt = (uint8_t)c->p.retry_cnt,
+		    .rnr_retry = rnr_retry_of(c, (int)i),
+		    .sq_psn = end->psn,
+		    .max_rd_atomic = MAX_RD_ATOMIC,
 		};
 
 		end->peer_qpn = peer->qpn[i];
-		ret =
-		    xr_modify_qp(end->qp, &a,
-				 XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN |
-				     XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC | XR_QP_MIN_RNR_TIMER);
+		ret = qp_to_rtr(end->qp, &rtr);
 		if (ret) {
 			fprintf(stderr, PROG ": couldn't move a QP to RTR: %s\n", strerror(-ret));
 			return -1;
 		}
-		a.qp_state = XR_QPS_RTS;
-		a.timeout = (uint8_t)c->p.timeout;
-		a.retry_cnt = (uint8_t)c->p.retry_cnt;
-		a.rnr_retry = rnr_retry_of(c, (int)i);
-		a.sq_psn = end->psn;
-		a.max_rd_atomic = MAX_RD_ATOMIC;
 		ret = xr_modify_qp(end->qp, &a,
 				   XR_QP_STATE | XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY |
 				       XR_QP_SQ_PSN | XR_QP_MAX_QP_RD_ATOMIC);
@@ -935,7 +741,7 @@ static bool check_op_completion(struct ctx *c, const struct plan *pl, uint32_t i
 	char what[48];
 
 	snprintf(what, sizeof(what), "op %u (%s, %u B)", i, op_names[op->kind], op->size);
-	if (!check_wc(c, wc, i, XR_WC_SUCCESS, wc_opcodes[op->kind], what))
+	if (!check_completion(c, wc, i, XR_WC_SUCCESS, wc_opcodes[op->kind], what))
 		return false;
 	if (op->kind == OP_READ) {
 		const uint8_t *land = c->buf + landing_offset(i);
@@ -971,7 +777,7 @@ static void client_mixed(struct ctx *c, const struct plan *pl)
 {
 	struct qp_end *end = &c->pairs[0];
 	uint32_t posted = 0, completed = 0;
-	int64_t start = now_ms(), last_progress = start, deadline = start + MIXED_TIMEOUT_MS;
+	int64_t start = tool_now_ms(), last_progress = start, deadline = start + MIXED_TIMEOUT_MS;
 	unsigned int idle_polls = 0;
 	double secs;
 
@@ -1001,7 +807,7 @@ static void client_mixed(struct ctx *c, const struct plan *pl)
 		for (int k = 0; k < ne; k++)
 			if (!check_op_completion(c, pl, completed++, &wc[k]))
 				return;
-		now = now_ms();
+		now = tool_now_ms();
 		if (ne > 0) {
 			last_progress = now;
 			idle_polls = 0;
@@ -1014,11 +820,11 @@ static void client_mixed(struct ctx *c, const struct plan *pl)
 			     completed, pl->n, posted - completed, now - last_progress);
 			return;
 		}
-		if (++idle_polls > SPIN_POLLS_BEFORE_SLEEP)
-			nanosleep(&(struct timespec){.tv_nsec = IDLE_SLEEP_NS}, NULL);
+		if (++idle_polls > TOOL_SPIN_POLLS_BEFORE_SLEEP)
+			nanosleep(&(struct timespec){.tv_nsec = TOOL_IDLE_SLEEP_NS}, NULL);
 	}
-	secs = (double)(now_ms() - start) / 1000;
-	expect_quiet(c, end->send_cq, 0, "extra send");
+	secs = (double)(tool_now_ms() - start) / 1000;
+	expect_no_completion(c, end->send_cq, 0, "extra send");
 	printf("[client] mixed: %u of %u ops completed with success in %.2f s (%.0f ops/s)\n",
 	       completed, pl->n, secs, completed / (secs > 0 ? secs : 1));
 }
@@ -1067,8 +873,8 @@ static bool check_message(struct ctx *c, const struct plan *pl, struct msg_check
 	imm = write_imm || op->with_imm;
 	snprintf(what, sizeof(what), "message %u (op %u, %s%s, %u B)", m->received, i,
 		 op_names[op->kind], op->with_imm ? " with imm" : "", op->size);
-	if (!check_wc(c, wc, m->received, XR_WC_SUCCESS,
-		      write_imm ? XR_WC_RECV_RDMA_WITH_IMM : XR_WC_RECV, what))
+	if (!check_completion(c, wc, m->received, XR_WC_SUCCESS,
+			      write_imm ? XR_WC_RECV_RDMA_WITH_IMM : XR_WC_RECV, what))
 		return false;
 	if (wc->byte_len != op->size) {
 		fail(c, "%s: byte_len %u", what, wc->byte_len);
@@ -1146,7 +952,7 @@ static bool server_mixed_prepare(struct ctx *c, struct msg_check *m)
 
 static void server_mixed(struct ctx *c, const struct plan *pl, struct msg_check *m)
 {
-	int64_t last_progress = now_ms();
+	int64_t last_progress = tool_now_ms();
 	unsigned int idle_polls = 0;
 
 	/* Until the client is done and every message is in, or something is wrong. */
@@ -1161,7 +967,7 @@ static void server_mixed(struct ctx *c, const struct plan *pl, struct msg_check 
 			if (!check_message(c, pl, m, &wc[k]))
 				return;
 		if (ne > 0) {
-			last_progress = now_ms();
+			last_progress = tool_now_ms();
 			idle_polls = 0;
 			continue;
 		}
@@ -1172,18 +978,18 @@ static void server_mixed(struct ctx *c, const struct plan *pl, struct msg_check 
 			if (ret)
 				return fail(c, "lost the client: %s", oob_error(ret));
 			m->client_done = true;
-			last_progress = now_ms();
+			last_progress = tool_now_ms();
 		}
-		if (now_ms() - last_progress > STALL_TIMEOUT_MS)
+		if (tool_now_ms() - last_progress > STALL_TIMEOUT_MS)
 			return fail(c, "%u of %u messages received; none for %d s%s", m->received,
 				    pl->n_messages, STALL_TIMEOUT_MS / 1000,
 				    m->client_done ? " after the client finished" : "");
-		if (++idle_polls > SPIN_POLLS_BEFORE_SLEEP)
-			nanosleep(&(struct timespec){.tv_nsec = IDLE_SLEEP_NS}, NULL);
+		if (++idle_polls > TOOL_SPIN_POLLS_BEFORE_SLEEP)
+			nanosleep(&(struct timespec){.tv_nsec = TOOL_IDLE_SLEEP_NS}, NULL);
 	}
 	if (failed)
 		return;
-	if (!expect_quiet(c, c->pairs[0].recv_cq, QUIET_WAIT_MS, "extra receive"))
+	if (!expect_no_completion(c, c->pairs[0].recv_cq, QUIET_WAIT_MS, "extra receive"))
 		return;
 	printf("[server] mixed: %u messages (SEND, WRITE_IMM) received once each, in order, "
 	       "content intact\n",
@@ -1244,12 +1050,12 @@ static void run_bench(struct ctx *c, const char *label)
 		return;
 	}
 	fill_pattern(c->buf, c->p.seed, 0, BENCH_BUF_SIZE);
-	start = now_ms();
+	start = tool_now_ms();
 	last_progress = start;
 	stop_at = start + (int64_t)c->p.seconds * 1000;
 	while (!failed) {
 		struct xr_wc wc[BENCH_DEPTH];
-		int64_t now = now_ms();
+		int64_t now = tool_now_ms();
 		int ne;
 
 		while (now < stop_at && posted - completed < BENCH_DEPTH) {
@@ -1271,8 +1077,8 @@ static void run_bench(struct ctx *c, const char *label)
 			break;
 		ne = xr_poll_cq(end->send_cq, BENCH_DEPTH, wc);
 		for (int k = 0; k < ne; k++)
-			if (check_wc(c, &wc[k], completed, XR_WC_SUCCESS, XR_WC_RDMA_WRITE,
-				     "WRITE"))
+			if (check_completion(c, &wc[k], completed, XR_WC_SUCCESS, XR_WC_RDMA_WRITE,
+					     "WRITE"))
 				completed++;
 		if (ne > 0)
 			last_progress = now;
@@ -1280,7 +1086,7 @@ static void run_bench(struct ctx *c, const char *label)
 			fail(c, "bench stalled: %" PRIu64 " of %" PRIu64 " WRITEs completed",
 			     completed, posted);
 	}
-	secs = (double)(now_ms() - start) / 1000;
+	secs = (double)(tool_now_ms() - start) / 1000;
 	printf("[client] bench %s: WRITE %u KiB x %" PRIu64 " in %.2f s: %.1f MB/s (%.3f Gbit/s), "
 	       "depth %d\n",
 	       label, BENCH_MSG >> 10, completed, secs, completed * BENCH_MSG / secs / 1e6,
@@ -1318,13 +1124,13 @@ static void run_rnr_late(struct ctx *c)
 		sleep_ms(RNR_LATE_DELAY_MS);
 		if (!post_recv(c, end, 1, RECV_AREA, MAX_MSG) ||
 		    !wait_one(c, end->recv_cq, &wc, STALL_TIMEOUT_MS, "receive") ||
-		    !check_wc(c, &wc, 1, XR_WC_SUCCESS, XR_WC_RECV, "late receive"))
+		    !check_completion(c, &wc, 1, XR_WC_SUCCESS, XR_WC_RECV, "late receive"))
 			return;
 		if (wc.byte_len != RNR_MSG_SIZE ||
 		    pattern_mismatch(c->buf + RECV_AREA, c->p.seed, 0, RNR_MSG_SIZE) >= 0)
 			return fail(c, "the message arrived with %u bytes or wrong content",
 				    wc.byte_len);
-		expect_quiet(c, end->recv_cq, QUIET_WAIT_MS, "extra receive");
+		expect_no_completion(c, end->recv_cq, QUIET_WAIT_MS, "extra receive");
 		printf("[server] rnr-late: receive posted %d ms after the start; the message "
 		       "arrived once, intact\n",
 		       RNR_LATE_DELAY_MS);
@@ -1338,17 +1144,18 @@ static void run_rnr_late(struct ctx *c)
 		ret = send_step(c, STEP_START, true, 0);
 		if (ret)
 			return fail(c, "lost the server: %s", oob_error(ret));
-		start = now_ms();
+		start = tool_now_ms();
 		if (!post_send(c, end, &wr) ||
 		    !wait_one(c, end->send_cq, &wc, STALL_TIMEOUT_MS, "SEND") ||
-		    !check_wc(c, &wc, 1, XR_WC_SUCCESS, XR_WC_SEND, "SEND to a late receiver"))
+		    !check_completion(c, &wc, 1, XR_WC_SUCCESS, XR_WC_SEND,
+				      "SEND to a late receiver"))
 			return;
 	}
 	printf("[client] rnr-late: SEND completed with success after %" PRId64
 	       " ms (receive posted after %d ms)\n",
-	       now_ms() - start, RNR_LATE_DELAY_MS);
+	       tool_now_ms() - start, RNR_LATE_DELAY_MS);
 	/* The receiver's 200 ms count from the start message, which left a little earlier. */
-	if (now_ms() - start < RNR_LATE_DELAY_MS - 20)
+	if (tool_now_ms() - start < RNR_LATE_DELAY_MS - 20)
 		fail(c, "the SEND completed before the receive could have been posted");
 }
 
@@ -1361,7 +1168,7 @@ static void run_rnr_exhaust(struct ctx *c)
 		if (ret)
 			return fail(c, "the client did not finish: %s", oob_error(ret));
 		for (uint32_t i = 0; i < c->p.npairs; i++)
-			expect_quiet(c, c->pairs[i].recv_cq, 0, "receive");
+			expect_no_completion(c, c->pairs[i].recv_cq, 0, "receive");
 		return;
 	}
 	for (uint32_t i = 0; i < c->p.npairs; i++) {
@@ -1369,15 +1176,16 @@ static void run_rnr_exhaust(struct ctx *c)
 		struct xr_sge sge;
 		struct xr_send_wr wr = send_wr(c, i, &sge, 0, RNR_MSG_SIZE);
 		struct xr_wc wc;
-		int64_t start = now_ms();
+		int64_t start = tool_now_ms();
 
 		if (!post_send(c, end, &wr) ||
 		    !wait_one(c, end->send_cq, &wc, STALL_TIMEOUT_MS, "SEND"))
 			continue;
 		printf("[client] rnr-exhaust: rnr_retry %u qp 0x%06x: \"%s\" after %" PRId64
 		       " ms\n",
-		       i, end->qp->qp_num, xr_wc_status_str(wc.status), now_ms() - start);
-		check_wc(c, &wc, i, XR_WC_RNR_RETRY_EXC_ERR, XR_WC_SEND, "SEND, no receive");
+		       i, end->qp->qp_num, xr_wc_status_str(wc.status), tool_now_ms() - start);
+		check_completion(c, &wc, i, XR_WC_RNR_RETRY_EXC_ERR, XR_WC_SEND,
+				 "SEND, no receive");
 	}
 	if (send_step(c, STEP_DONE, !failed, 0))
 		fail(c, "lost the server");
@@ -1420,7 +1228,7 @@ static void client_peer_gone(struct ctx *c)
 	int64_t start;
 	int ret;
 
-	ret = read_full(c->oob_fd, &byte, 1, now_ms() + 60000);
+	ret = oob_read_full(c->oob_fd, &byte, 1, tool_now_ms() + 60000);
 	if (ret != -EPIPE && ret != -ECONNRESET)
 		return fail(c, "the out-of-band connection did not end within 60 s");
 	late.opcode = XR_WR_RDMA_WRITE;
@@ -1435,7 +1243,7 @@ static void client_peer_gone(struct ctx *c)
 	printf("[client] peer-gone: first SEND: \"%s\" after %.1f ms (bound (retry_cnt %u + 1) x "
 	       "%.1f ms = %.1f ms, + %.0f ms slack)\n",
 	       xr_wc_status_str(wc.status), elapsed, c->p.retry_cnt, t_ms, bound, slack);
-	check_wc(c, &wc, 1, XR_WC_RETRY_EXC_ERR, XR_WC_SEND, "SEND to a gone peer");
+	check_completion(c, &wc, 1, XR_WC_RETRY_EXC_ERR, XR_WC_SEND, "SEND to a gone peer");
 	if (elapsed > bound + slack)
 		fail(c, "the retry error came after %.1f ms, bound %.1f ms", elapsed,
 		     bound + slack);
@@ -1443,10 +1251,11 @@ static void client_peer_gone(struct ctx *c)
 		fail(c, "the retry error came after %.1f ms, before %u ACK timeouts could pass",
 		     elapsed, c->p.retry_cnt + 1);
 	if (wait_one(c, end->send_cq, &wc, 2000, "second SEND"))
-		check_wc(c, &wc, 2, XR_WC_WR_FLUSH_ERR, XR_WC_SEND, "SEND queued behind");
+		check_completion(c, &wc, 2, XR_WC_WR_FLUSH_ERR, XR_WC_SEND, "SEND queued behind");
 	if (post_send(c, end, &late) && wait_one(c, end->send_cq, &wc, 2000, "later WRITE"))
-		check_wc(c, &wc, 3, XR_WC_WR_FLUSH_ERR, XR_WC_RDMA_WRITE, "WRITE posted later");
-	expect_quiet(c, end->send_cq, QUIET_WAIT_MS, "extra send");
+		check_completion(c, &wc, 3, XR_WC_WR_FLUSH_ERR, XR_WC_RDMA_WRITE,
+				 "WRITE posted later");
+	expect_no_completion(c, end->send_cq, QUIET_WAIT_MS, "extra send");
 	if (!failed)
 		printf("[client] peer-gone: the queued SEND and a later WRITE were flushed\n");
 }
@@ -1493,7 +1302,7 @@ static void run_atomic_ack(struct ctx *c)
 					.num_sge = 1,
 					.send_flags = XR_SEND_SIGNALED};
 		struct xr_wc wc;
-		int64_t start = now_ms();
+		int64_t start = tool_now_ms();
 
 		store64(c->buf + CLIENT_RESULTS, ~0ull);
 		wr.opcode = k == 0   ? XR_WR_ATOMIC_FETCH_AND_ADD
@@ -1511,11 +1320,11 @@ static void run_atomic_ack(struct ctx *c)
 		}
 		if (!post_send(c, end, &wr) ||
 		    !wait_one(c, end->send_cq, &wc, STALL_TIMEOUT_MS, names[k]) ||
-		    !check_wc(c, &wc, (uint64_t)k, XR_WC_SUCCESS, opcodes[k], names[k]))
+		    !check_completion(c, &wc, (uint64_t)k, XR_WC_SUCCESS, opcodes[k], names[k]))
 			break;
 		word = load64(c->buf + CLIENT_RESULTS);
 		printf("[client] atomic-ack: %s returned %" PRIu64 " after %" PRId64 " ms\n",
-		       names[k], word, now_ms() - start);
+		       names[k], word, tool_now_ms() - start);
 		if (word != expect[k])
 			fail(c, "%s returned %" PRIu64 ", expected %" PRIu64, names[k], word,
 			     expect[k]);
@@ -1531,7 +1340,7 @@ static void run_atomic_ack(struct ctx *c)
 /* Waits for one completion asleep on the completion channel, bounded. */
 static bool wait_on_channel(struct ctx *c, struct xr_cq *cq, struct xr_wc *wc, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = tool_now_ms() + timeout_ms;
 
 	for (;;) {
 		struct pollfd pfd = {.fd = c->channel->fd, .events = POLLIN};
@@ -1546,7 +1355,8 @@ static bool wait_on_channel(struct ctx *c, struct xr_cq *cq, struct xr_wc *wc, i
 		/* A completion that arrived before arming raises no event. */
 		if (xr_poll_cq(cq, 1, wc) == 1)
 			return true;
-		if (now_ms() >= deadline || poll(&pfd, 1, (int)(deadline - now_ms())) != 1) {
+		if (tool_now_ms() >= deadline ||
+		    poll(&pfd, 1, (int)(deadline - tool_now_ms())) != 1) {
 			fail(c, "no completion event within %d ms", timeout_ms);
 			return false;
 		}
@@ -1596,9 +1406,10 @@ static void run_idle(struct ctx *c)
 			return fail(c, "lost the client: %s", oob_error(ret));
 		for (int k = 0; k < sends; k++)
 			if (!wait_one(c, end->recv_cq, &wc, 2000, "receive") ||
-			    !check_wc(c, &wc, (uint64_t)k, XR_WC_SUCCESS, XR_WC_RECV, "receive"))
+			    !check_completion(c, &wc, (uint64_t)k, XR_WC_SUCCESS, XR_WC_RECV,
+					      "receive"))
 				return;
-		expect_quiet(c, end->recv_cq, QUIET_WAIT_MS, "extra receive");
+		expect_no_completion(c, end->recv_cq, QUIET_WAIT_MS, "extra receive");
 		return;
 	}
 	ret = recv_step(c, STEP_PREPARED, NULL, NULL, OOB_TIMEOUT_MS);
@@ -1628,8 +1439,8 @@ static void run_idle(struct ctx *c)
 			return;
 		got = rounds[k].sleep ? wait_on_channel(c, end->send_cq, &wc, 10000)
 				      : wait_one(c, end->send_cq, &wc, 10000, rounds[k].name);
-		if (!got || !check_wc(c, &wc, (uint64_t)k, XR_WC_SUCCESS, rounds[k].wc_opcode,
-				      rounds[k].name))
+		if (!got || !check_completion(c, &wc, (uint64_t)k, XR_WC_SUCCESS,
+					      rounds[k].wc_opcode, rounds[k].name))
 			return;
 		printf("[client] idle: %s after %d ms idle, %s: completed in %.2f ms\n",
 		       rounds[k].name, IDLE_MS,
@@ -1651,11 +1462,9 @@ static int server_exchange(struct ctx *c, unsigned int port)
 	struct plan pl = {0};
 	int ret;
 
-	c->oob_fd = server_accept(port);
-	if (c->oob_fd < 0) {
-		fprintf(stderr, PROG ": no client on port %u: %s\n", port, strerror(-c->oob_fd));
+	c->oob_fd = e2e_oob_open(NULL, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
+	if (c->oob_fd < 0)
 		return -1;
-	}
 	ret = recv_hello(c, &peer);
 	if (ret || peer.p.kind < KIND_MIXED || peer.p.kind > KIND_IDLE) {
 		fprintf(stderr, PROG ": bad hello from the client: %s\n",
@@ -1689,12 +1498,10 @@ static int client_exchange(struct ctx *c, const char *server_ip, unsigned int po
 
 	if (setup_memory(c, NULL) || create_pairs(c))
 		return -1;
-	c->oob_fd = client_connect(server_ip, port);
-	if (c->oob_fd < 0) {
-		fprintf(stderr, PROG ": couldn't connect to %s:%u: %s\n", server_ip, port,
-			strerror(-c->oob_fd));
+	c->oob_fd =
+	    e2e_oob_open(server_ip, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
+	if (c->oob_fd < 0)
 		return -1;
-	}
 	ret = send_hello(c);
 	if (!ret)
 		ret = recv_hello(c, &peer);
