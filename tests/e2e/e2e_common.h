@@ -2,7 +2,8 @@
 /*
  * What the two-process end-to-end tests share besides tool_common.h: a
  * verdict with the first failure or a summary, data patterns that show a
- * shifted or reordered copy, and checks of completions.
+ * shifted or reordered copy, posting and checks of completions, the
+ * out-of-band connection and the command line.
  */
 #ifndef XROCE_E2E_COMMON_H
 #define XROCE_E2E_COMMON_H
@@ -97,6 +98,28 @@ static inline bool expect_quiet(struct xr_cq *cq, int wait_ms, struct report *r,
 	report_fail(r, "unexpected %s completion: wr_id 0x%" PRIx64 ", status \"%s\", opcode %d",
 		    what, wc.wr_id, xr_wc_status_str(wc.status), wc.opcode);
 	return false;
+}
+
+/* A case's wr_ids: the case in the high half, so a stray completion shows whose it is. */
+static inline uint64_t case_wr_id(int case_index, uint32_t n)
+{
+	return (uint64_t)(case_index + 1) << 32 | n;
+}
+
+static inline struct xr_sge sge_of(struct xr_mr *mr, uint8_t *addr, uint32_t length)
+{
+	return (struct xr_sge){.addr = (uintptr_t)addr, .length = length, .lkey = mr->lkey};
+}
+
+/* Posts one send WR; a refusal is described in r. */
+static inline bool e2e_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct report *r)
+{
+	struct xr_send_wr *bad;
+	int ret = xr_post_send(qp, wr, &bad);
+
+	if (ret)
+		report_fail(r, "xr_post_send: %s", strerror(-ret));
+	return !ret;
 }
 
 /*

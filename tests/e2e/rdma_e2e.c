@@ -232,11 +232,6 @@ static bool check_image(const uint8_t *buf, size_t buf_size, size_t offset, size
 	return true;
 }
 
-static uint64_t case_wr_id(int case_index, uint32_t n)
-{
-	return (uint64_t)(case_index + 1) << 32 | n;
-}
-
 /* ---- completions -------------------------------------------------------- */
 
 static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, struct report *r, const char *what)
@@ -291,21 +286,6 @@ static bool post_one_recv(struct xr_qp *qp, uint64_t wr_id, struct report *r)
 	return !ret;
 }
 
-static bool post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct report *r)
-{
-	struct xr_send_wr *bad;
-	int ret = xr_post_send(qp, wr, &bad);
-
-	if (ret)
-		report_fail(r, "xr_post_send: %s", strerror(-ret));
-	return !ret;
-}
-
-static struct xr_sge sge_of(struct xr_mr *mr, uint8_t *addr, uint32_t length)
-{
-	return (struct xr_sge){.addr = (uintptr_t)addr, .length = length, .lkey = mr->lkey};
-}
-
 static struct xr_send_wr rdma_wr(uint64_t wr_id, enum xr_wr_opcode opcode, struct xr_sge *sge,
 				 const struct target_info *t)
 {
@@ -347,7 +327,7 @@ static bool run_wr(struct qp_end *end, struct xr_send_wr *wr, enum xr_wc_status 
 {
 	struct xr_wc wc;
 
-	return post_send(end->qp, wr, r) && wait_one(end->send_cq, &wc, r, "send") &&
+	return e2e_post_send(end->qp, wr, r) && wait_one(end->send_cq, &wc, r, "send") &&
 	       check_wc(&wc, wr->wr_id, status, opcode, r);
 }
 
@@ -477,7 +457,7 @@ static void read_batch_act(struct ctx *c, const struct test_case *tc, int idx,
 		wrs[k] = rdma_wr(case_wr_id(idx, k), XR_WR_RDMA_READ, &sges[k], &tk);
 		wrs[k].next = k + 1 < READ_BATCH ? &wrs[k + 1] : NULL;
 	}
-	if (!post_send(c->main.qp, wrs, r))
+	if (!e2e_post_send(c->main.qp, wrs, r))
 		return;
 	got = poll_cq_until(c->main.send_cq, wc, READ_BATCH, READ_BATCH,
 			    tool_now_ms() + CASE_TIMEOUT_MS);
@@ -653,7 +633,8 @@ static void error_act(struct ctx *c, const struct test_case *tc, int idx,
 	flushed = rdma_wr(case_wr_id(idx, 1), XR_WR_RDMA_WRITE, &flushed_sge, t);
 	if (!run_wr(end, &wr, e->status, 0, r) ||
 	    !wait_qp_state(end->qp, XR_QPS_ERR, r, "initiator") ||
-	    !post_send(end->qp, &flushed, r) || !wait_one(end->send_cq, &wc, r, "flushed send") ||
+	    !e2e_post_send(end->qp, &flushed, r) ||
+	    !wait_one(end->send_cq, &wc, r, "flushed send") ||
 	    !check_wc(&wc, flushed.wr_id, XR_WC_WR_FLUSH_ERR, 0, r) ||
 	    !expect_quiet(end->send_cq, QUIET_WAIT_MS, r, "send"))
 		return;

@@ -147,11 +147,6 @@ static ssize_t canary_mismatch(const uint8_t *buf, size_t len)
 	return -1;
 }
 
-static uint64_t case_wr_id(int case_index, uint32_t n)
-{
-	return (uint64_t)(case_index + 1) << 32 | n;
-}
-
 /* ---- completions -------------------------------------------------------- */
 
 static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, int64_t deadline, struct report *r,
@@ -198,21 +193,6 @@ static bool post_one_recv(struct xr_qp *qp, uint64_t wr_id, struct xr_sge *sges,
 	if (ret)
 		report_fail(r, "xr_post_recv: %s", strerror(-ret));
 	return !ret;
-}
-
-static bool post_one_send(struct xr_qp *qp, struct xr_send_wr *wr, struct report *r)
-{
-	struct xr_send_wr *bad;
-	int ret = xr_post_send(qp, wr, &bad);
-
-	if (ret)
-		report_fail(r, "xr_post_send: %s", strerror(-ret));
-	return !ret;
-}
-
-static struct xr_sge sge_of(struct xr_mr *mr, uint8_t *addr, uint32_t length)
-{
-	return (struct xr_sge){.addr = (uintptr_t)addr, .length = length, .lkey = mr->lkey};
 }
 
 /* ---- cases: SEND of a size, with or without immediate ---------------------- */
@@ -280,7 +260,7 @@ static void size_send(struct ctx *c, const struct test_case *tc, int idx, struct
 	struct xr_wc wc;
 
 	fill_pattern(c->buf_a, tc->seed, 0, tc->size);
-	if (!post_one_send(c->main.qp, &wr, r) ||
+	if (!e2e_post_send(c->main.qp, &wr, r) ||
 	    !wait_one(c->main.send_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "send") ||
 	    !check_wc(&wc, wr.wr_id, XR_WC_SUCCESS, XR_WC_SEND, r) ||
 	    !expect_quiet(c->main.send_cq, 0, r, "send"))
@@ -374,7 +354,7 @@ static void gather_send(struct ctx *c, const struct test_case *tc, int idx, stru
 		sges[i] = sge_of(mr, base + gather_layout[i].offset, gather_layout[i].length);
 		offset += gather_layout[i].length;
 	}
-	if (!post_one_send(c->main.qp, &wr, r) ||
+	if (!e2e_post_send(c->main.qp, &wr, r) ||
 	    !wait_one(c->main.send_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "send") ||
 	    !check_wc(&wc, wr.wr_id, XR_WC_SUCCESS, XR_WC_SEND, r))
 		return;
@@ -457,7 +437,7 @@ static void unsignaled_send(struct ctx *c, const struct test_case *tc, int idx, 
 		    .send_flags = n < UNSIGNALED_SENDS ? 0 : XR_SEND_SIGNALED,
 		};
 	}
-	if (!post_one_send(c->main.qp, wrs, r) ||
+	if (!e2e_post_send(c->main.qp, wrs, r) ||
 	    !wait_one(c->main.send_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "send") ||
 	    !check_wc(&wc, case_wr_id(idx, UNSIGNALED_SENDS), XR_WC_SUCCESS, XR_WC_SEND, r) ||
 	    !expect_quiet(c->main.send_cq, QUIET_WAIT_MS, r, "send"))
@@ -518,13 +498,13 @@ static void length_error_send(struct ctx *c, const struct test_case *tc, int idx
 	struct xr_wc wc;
 
 	fill_pattern(c->buf_a, tc->seed, 0, ERR_SEND_SIZE);
-	if (!post_one_send(c->err.qp, &wr, r) ||
+	if (!e2e_post_send(c->err.qp, &wr, r) ||
 	    !wait_one(c->err.send_cq, &wc, deadline, r, "send") ||
 	    !check_wc(&wc, wr.wr_id, XR_WC_REM_INV_REQ_ERR, XR_WC_SEND, r) ||
 	    !wait_qp_state(c->err.qp, XR_QPS_ERR, r))
 		return;
 	wr.wr_id = case_wr_id(idx, 1);
-	if (!post_one_send(c->err.qp, &wr, r) ||
+	if (!e2e_post_send(c->err.qp, &wr, r) ||
 	    !wait_one(c->err.send_cq, &wc, deadline, r, "flushed send") ||
 	    !check_wc(&wc, wr.wr_id, XR_WC_WR_FLUSH_ERR, XR_WC_SEND, r) ||
 	    !expect_quiet(c->err.send_cq, QUIET_WAIT_MS, r, "send"))
@@ -667,7 +647,7 @@ static void stream_send(struct ctx *c, const struct test_case *tc, int idx, stru
 			};
 
 			stamp_seq(msg, posted);
-			if (!post_one_send(c->main.qp, &wr, r))
+			if (!e2e_post_send(c->main.qp, &wr, r))
 				return;
 			posted++;
 		}
