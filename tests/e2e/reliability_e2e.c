@@ -351,7 +351,7 @@ static bool check_completion(struct ctx *c, const struct xr_wc *wc, uint64_t wr_
 	return false;
 }
 
-static struct xr_sge sge_of(struct ctx *c, size_t offset, uint32_t length)
+static struct xr_sge buf_sge(struct ctx *c, size_t offset, uint32_t length)
 {
 	return (struct xr_sge){
 	    .addr = (uintptr_t)(c->buf + offset), .length = length, .lkey = c->mr->lkey};
@@ -370,7 +370,7 @@ static bool post_send(struct ctx *c, struct qp_end *end, struct xr_send_wr *wr)
 static bool post_recv(struct ctx *c, struct qp_end *end, uint64_t wr_id, size_t offset,
 		      uint32_t length)
 {
-	struct xr_sge sge = sge_of(c, offset, length);
+	struct xr_sge sge = buf_sge(c, offset, length);
 	struct xr_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1};
 	struct xr_recv_wr *bad;
 	int ret = xr_post_recv(end->qp, &wr, &bad);
@@ -695,7 +695,7 @@ static void build_wr(struct ctx *c, const struct plan *pl, uint32_t i, struct xr
 	case OP_WRITE:
 	case OP_WRITE_IMM:
 		fill_pattern(c->buf + src, op_seed(c->p.seed, i), 0, op->size);
-		*sge = sge_of(c, src, op->size);
+		*sge = buf_sge(c, src, op->size);
 		wr->num_sge = op->size ? 1 : 0;
 		wr->opcode = op->kind == OP_SEND ? (op->with_imm ? XR_WR_SEND_WITH_IMM : XR_WR_SEND)
 			     : op->kind == OP_WRITE ? XR_WR_RDMA_WRITE
@@ -705,7 +705,7 @@ static void build_wr(struct ctx *c, const struct plan *pl, uint32_t i, struct xr
 		break;
 	case OP_READ:
 		memset(c->buf + landing_offset(i), CANARY, LANDING_SLOT_SIZE);
-		*sge = sge_of(c, landing_offset(i), op->size);
+		*sge = buf_sge(c, landing_offset(i), op->size);
 		wr->num_sge = 1;
 		wr->opcode = XR_WR_RDMA_READ;
 		wr->wr.rdma.remote_addr = c->remote_addr + READ_AREA + op->offset;
@@ -714,7 +714,7 @@ static void build_wr(struct ctx *c, const struct plan *pl, uint32_t i, struct xr
 	case OP_CAS:
 	case OP_FAA:
 		store64(c->buf + result_offset(i), ~0ull);
-		*sge = sge_of(c, result_offset(i), 8);
+		*sge = buf_sge(c, result_offset(i), 8);
 		wr->num_sge = 1;
 		wr->opcode =
 		    op->kind == OP_CAS ? XR_WR_ATOMIC_CMP_AND_SWP : XR_WR_ATOMIC_FETCH_AND_ADD;
@@ -1060,7 +1060,7 @@ static void run_bench(struct ctx *c, const char *label)
 
 		while (now < stop_at && posted - completed < BENCH_DEPTH) {
 			uint32_t slot = posted % BENCH_DEPTH;
-			struct xr_sge sge = sge_of(c, (size_t)slot * BENCH_MSG, BENCH_MSG);
+			struct xr_sge sge = buf_sge(c, (size_t)slot * BENCH_MSG, BENCH_MSG);
 			struct xr_send_wr wr = {.wr_id = posted,
 						.sg_list = &sge,
 						.num_sge = 1,
@@ -1102,7 +1102,7 @@ static void run_bench(struct ctx *c, const char *label)
 static struct xr_send_wr send_wr(struct ctx *c, uint64_t wr_id, struct xr_sge *sge, uint32_t offset,
 				 uint32_t size)
 {
-	*sge = sge_of(c, offset, size);
+	*sge = buf_sge(c, offset, size);
 	return (struct xr_send_wr){.wr_id = wr_id,
 				   .sg_list = sge,
 				   .num_sge = 1,
@@ -1296,7 +1296,7 @@ static void run_atomic_ack(struct ctx *c)
 		/* What each returns: FAA and CAS the value before them, READ the end value. */
 		static const uint64_t expect[] = {ATOMIC_INITIAL, ATOMIC_INITIAL + ATOMIC_ADD,
 						  ATOMIC_SWAP};
-		struct xr_sge sge = sge_of(c, CLIENT_RESULTS, 8);
+		struct xr_sge sge = buf_sge(c, CLIENT_RESULTS, 8);
 		struct xr_send_wr wr = {.wr_id = (uint64_t)k,
 					.sg_list = &sge,
 					.num_sge = 1,
@@ -1416,7 +1416,7 @@ static void run_idle(struct ctx *c)
 	if (ret)
 		return fail(c, "lost the server: %s", oob_error(ret));
 	for (int k = 0; k < IDLE_ROUNDS; k++) {
-		struct xr_sge sge = sge_of(c, CLIENT_RESULTS, 8);
+		struct xr_sge sge = buf_sge(c, CLIENT_RESULTS, 8);
 		struct xr_send_wr wr = {.wr_id = (uint64_t)k,
 					.sg_list = &sge,
 					.num_sge = 1,
