@@ -446,15 +446,3 @@ void xr_xsk_port_tx_flush(struct xr_xsk_port *port)
 	}
 	reclaim_completions(port);
 }
-
-int xr_xsk_port_needs_wakeup(const struct xr_xsk_port *port)
-{
-	uint32_t i;
-
-	if (!port->need_wakeup)
-		return 0;
-	for (i = 0; i < port->nqueues; i++)
-		if (xsk_ring_prod__needs_wakeup(&port->queues[i].fill))
-			return 1;
-	return 0;
-}

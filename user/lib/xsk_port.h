@@ -46,7 +46,4 @@ void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf);
 /* Publish submitted frames, kick the kernel when it needs it, reclaim completed frames. */
 void xr_xsk_port_tx_flush(struct xr_xsk_port *port);
 
-/* Whether the rx rings need a wakeup (poll) to be refilled/serviced. */
-int xr_xsk_port_needs_wakeup(const struct xr_xsk_port *port);
-
 #endif /* XROCE_XSK_PORT_H */

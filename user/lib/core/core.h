@@ -78,8 +78,7 @@ enum xr_cq_arm {
 };
 
 enum xr_swqe_state {
-	XR_SWQE_POSTED, /* not yet (fully) transmitted */
-	XR_SWQE_SENT,	/* every packet transmitted, waiting for the response */
+	XR_SWQE_POSTED, /* posted, not yet completed */
 	XR_SWQE_DONE,	/* completed, waiting to be retired in order */
 };
 

@@ -207,8 +207,6 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 			qp->tx_pkt++;
 		}
 		if (qp->tx_pkt == w->npkts) {
-			if (w->state == XR_SWQE_POSTED)
-				w->state = XR_SWQE_SENT;
 			qp->tx_idx++;
 			qp->tx_pkt = 0;
 		}
