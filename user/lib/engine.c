@@ -15,6 +15,7 @@
 
 #define RX_BATCH 64
 #define MAX_SLEEP_NS 100000000ull /* wake at least every 100 ms */
+#define TX_RETRY_NS 20000ull	  /* a tx backlog is flushed again this soon */
 
 uint64_t xr_now_ns(void)
 {
@@ -40,6 +41,9 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 		xr_xsk_port_rx_release(dev->port);
 	*deadline = xr_core_progress(core, now);
 	xr_xsk_port_tx_flush(dev->port);
+	/* Frames the device refused for now: come back soon rather than at a timer. */
+	if (xr_xsk_port_tx_backlog(dev->port) && (!*deadline || *deadline > now + TX_RETRY_NS))
+		*deadline = now + TX_RETRY_NS;
 	*dev->xdp.engine_stats = core->stats;
 	return n || core->stats.tx_frames != tx_before;
 }

@@ -446,3 +446,9 @@ void xr_xsk_port_tx_flush(struct xr_xsk_port *port)
 	}
 	reclaim_completions(port);
 }
+
+bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port)
+{
+	return port->tx_pending_count ||
+	       xsk_prod_nb_free(&port->tx, port->tx.size) != port->tx.size;
+}

@@ -7,6 +7,7 @@
 #ifndef XROCE_XSK_PORT_H
 #define XROCE_XSK_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct xr_xsk_port;
@@ -45,5 +46,7 @@ void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
 void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf);
 /* Publish submitted frames, kick the kernel when it needs it, reclaim completed frames. */
 void xr_xsk_port_tx_flush(struct xr_xsk_port *port);
+/* Frames that a flush could not hand to the device yet (pending or in the ring). */
+bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port);
 
 #endif /* XROCE_XSK_PORT_H */
