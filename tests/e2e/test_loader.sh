@@ -76,7 +76,7 @@ before_b=$(ip -n "$ns_b" -d link show dev "$if_b")
 # Attach on both ends: native XDP on veth needs a program on the peer too.
 in_ns "$ns_a" "$xroce" attach "$if_a" || fail "attach $if_a"
 in_ns "$ns_b" "$xroce" attach "$if_b" || fail "attach $if_b"
-for pin in link qp_table xsk_map stats config; do
+for pin in link qp_table xsk_map stats config engine_stats; do
 	[ -e "$pins/$if_a/$pin" ] || fail "no pin $pins/$if_a/$pin after attach"
 done
 link_a=$(ip -n "$ns_a" link show dev "$if_a")
@@ -119,7 +119,19 @@ dump=$(bpftool map dump pinned "$pins/$if_a/stats") || fail "bpftool cannot dump
 grep -q '"drop_truncated": 1' <<<"$dump" || fail "bpftool dump has no named drop_truncated: $dump"
 bpftool map dump pinned "$pins/$if_a/qp_table" | grep -q '"rx_frames"' ||
 	fail "bpftool dump of qp_table has no named fields"
+bpftool map dump pinned "$pins/$if_a/engine_stats" | grep -q '"rx_bad_icrc"' ||
+	fail "bpftool dump of engine_stats has no named fields"
+for name in engine_rx_frames engine_rx_bad_icrc engine_retransmits engine_timeouts; do
+	grep -Eq "^$name +[0-9]+$" <<<"$stats" || fail "stats has no line for $name: $stats"
+done
 echo "ok   stats prints every counter by name; bpftool shows named fields"
+
+qps=$(in_ns "$ns_a" "$xroce" qps "$if_a") || fail "qps exited non-zero"
+[ "$qps" = "no queue pairs open on $if_a" ] || fail "qps on an idle interface: $qps"
+gids=$(in_ns "$ns_a" "$xroce" gids "$if_a") || fail "gids exited non-zero"
+want_gid="1 0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' ${addr_a//./ })"
+grep -qx "$want_gid" <<<"$gids" || fail "gids has no '$want_gid': $gids"
+echo "ok   qps lists no QPs on an idle interface; gids shows $addr_a as GID 1"
 
 expect_error "$ns_a" "xroce: no such interface: nosuch$suffix" attach "nosuch$suffix"
 expect_error "$ns_a" "xroce: already attached: $if_a" attach "$if_a"

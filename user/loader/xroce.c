@@ -18,6 +18,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "netlink.h"
+#include "xroce/wire.h"
 #include "xdp_attach.h"
 
 static const char usage[] =
@@ -25,7 +27,9 @@ static const char usage[] =
     "  attach IFNAME   load the XDP program on IFNAME and pin it under " XR_PIN_ROOT "/IFNAME\n"
     "  detach IFNAME   remove it; IFNAME is left as it was before attach\n"
     "  status          list the interfaces xroce is attached to\n"
-    "  stats IFNAME    per-reason frame counters of IFNAME's program\n"
+    "  stats IFNAME    per-reason frame counters of IFNAME's program and engine\n"
+    "  qps IFNAME      the queue pairs open on IFNAME: state, PSNs, counters\n"
+    "  gids IFNAME     IFNAME's GID table, in the order the library (and rxe) uses\n"
     "  help            this text\n"
     "Set XROCE_DEBUG=1 to see libbpf's messages (verifier log, load errors).\n";
 
@@ -223,6 +227,63 @@ static int need_ifname(int argc, char **argv)
 	return 1;
 }
 
+static const char *const xdp_state_names[] = {"none", "active", "closed"};
+
+/* One line per QP slot in use: what XDP and the engine share about it. */
+static int cmd_qps(const char *ifname)
+{
+	struct xr_xdp_handle h;
+	int err, shown = 0;
+
+	err = xr_xdp_open(ifname, &h);
+	if (err)
+		return fail("qps", ifname, err);
+	for (uint32_t i = 0; i < XR_MAX_QP; i++) {
+		const struct xr_qp_entry *e = &h.qp_table[i];
+
+		if (e->state == XR_XDP_QP_NONE)
+			continue;
+		if (!shown++)
+			printf("%-8s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s\n", "qpn",
+			       "state", "dest", "expected/msn", "acked", "next", "rx", "tx",
+			       "retrans", "timeouts", "acks_xdp", "dups_xdp");
+		printf(
+		    "0x%06x %-6s 0x%06x 0x%06x/%-6u 0x%06x 0x%06x %10llu %10llu %8llu %8llu %9llu "
+		    "%9llu\n",
+		    XR_QPN_BASE + i, e->state < 3 ? xdp_state_names[e->state] : "?", e->dest_qpn,
+		    (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
+		    (unsigned)(e->xdp_ack & XR_PSN_MASK), e->req_next_psn,
+		    (unsigned long long)e->rx_frames, (unsigned long long)e->tx_frames,
+		    (unsigned long long)e->retransmits, (unsigned long long)e->timeouts,
+		    (unsigned long long)e->acks_absorbed, (unsigned long long)e->dups_answered);
+	}
+	if (!shown)
+		printf("no queue pairs open on %s\n", ifname);
+	xr_xdp_close(&h);
+	return 0;
+}
+
+static int cmd_gids(const char *ifname)
+{
+	struct xr_netdev_info info;
+	union xr_gid gids[XR_MAX_GIDS];
+	int n, err;
+
+	err = xr_nl_get_link(ifname, &info);
+	if (err)
+		return fail("gids", ifname, err);
+	n = xr_nl_get_gids(info.ifindex, info.mac, gids, XR_MAX_GIDS);
+	if (n < 0)
+		return fail("gids", ifname, n);
+	for (int i = 0; i < n; i++) {
+		printf("%d ", i);
+		for (int b = 0; b < 16; b += 2)
+			printf("%02x%02x%s", gids[i].raw[b], gids[i].raw[b + 1],
+			       b < 14 ? ":" : "\n");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -251,6 +312,10 @@ int main(int argc, char **argv)
 		return need_ifname(argc, argv) ?: cmd_detach(argv[2]);
 	if (!strcmp(cmd, "stats"))
 		return need_ifname(argc, argv) ?: cmd_stats(argv[2]);
+	if (!strcmp(cmd, "qps"))
+		return need_ifname(argc, argv) ?: cmd_qps(argv[2]);
+	if (!strcmp(cmd, "gids"))
+		return need_ifname(argc, argv) ?: cmd_gids(argv[2]);
 	fprintf(stderr, "xroce: unknown command: %s\n%s", cmd, usage);
 	return 1;
 }
