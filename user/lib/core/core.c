@@ -66,7 +66,15 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		struct xr_qp_impl *qp = core->qps[i];
 		uint64_t d;
 
-		if (!qp || qp->pub.state < XR_QPS_RTR || qp->pub.state == XR_QPS_ERR)
+		if (!qp)
+			continue;
+		/* Completions held back by a full CQ go out once it has room. */
+		if (qp->pub.state == XR_QPS_ERR) {
+			xr_qp_flush(qp);
+			continue;
+		}
+		xr_qp_retire_sends(qp);
+		if (qp->pub.state < XR_QPS_RTR)
 			continue;
 		xr_responder_run(qp);
 		if (qp->pub.state < XR_QPS_RTS)

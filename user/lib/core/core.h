@@ -246,6 +246,8 @@ void xr_sgl_copy_in(const struct xr_sge *sge, int num_sge, uint32_t offset, cons
 struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err);
 int xr_core_destroy_cq(struct xr_cq_impl *cq);
 int xr_core_poll_cq(struct xr_cq_impl *cq, int n, struct xr_wc *wc);
+/* No room for another completion: producers hold back until the application polls. */
+bool xr_cq_full(const struct xr_cq_impl *cq);
 /* Queues a completion; solicited: it came from a message with the SE bit. */
 void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc, bool solicited);
 /* Delivers a completion event of an armed CQ to its channel (channel.c). */

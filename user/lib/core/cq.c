@@ -41,6 +41,11 @@ int xr_core_destroy_cq(struct xr_cq_impl *cq)
 	return 0;
 }
 
+bool xr_cq_full(const struct xr_cq_impl *cq)
+{
+	return cq->head - cq->tail >= cq->size - 1;
+}
+
 void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc, bool solicited)
 {
 	if (cq->head - cq->tail >= cq->size - 1) {

@@ -361,7 +361,11 @@ static enum xr_wc_opcode wc_opcode_of(enum xr_wr_opcode op)
 	}
 }
 
-/* Retires completed WQEs from the tail in order, reporting what must be reported. */
+/*
+ * Retires completed WQEs from the tail in order, reporting what must be
+ * reported. A full CQ stops it: the WQE stays on the send queue (so posting
+ * meets -ENOMEM) until the application polls, and nothing is lost.
+ */
 void xr_qp_retire_sends(struct xr_qp_impl *qp)
 {
 	while (qp->sq_tail != qp->sq_head) {
@@ -371,6 +375,8 @@ void xr_qp_retire_sends(struct xr_qp_impl *qp)
 		if (w->state != XR_SWQE_DONE)
 			break;
 		if (w->signaled || w->status != XR_WC_SUCCESS) {
+			if (xr_cq_full(qp->scq))
+				break;
 			wc.wr_id = w->wr_id;
 			wc.status = w->status;
 			wc.opcode = wc_opcode_of(w->opcode);
@@ -388,12 +394,13 @@ void xr_qp_flush(struct xr_qp_impl *qp)
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct xr_swqe *w = xr_sq_at(qp, i);
 
-		if (w->state != XR_SWQE_DONE)
-			xr_swqe_complete(w, XR_WC_WR_FLUSH_ERR);
+		if (w->state == XR_SWQE_DONE)
+			continue;
+		xr_swqe_complete(w, XR_WC_WR_FLUSH_ERR);
 		w->signaled = true; /* flushed WRs are always reported */
 	}
 	xr_qp_retire_sends(qp);
-	while (qp->rq_tail != qp->rq_head) {
+	while (qp->rq_tail != qp->rq_head && !xr_cq_full(qp->rcq)) {
 		struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
 		struct xr_wc wc = {.wr_id = r->wr_id,
 				   .status = XR_WC_WR_FLUSH_ERR,

@@ -78,7 +78,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
-		if (qp->rq_tail == qp->rq_head) {
+		if (qp->rq_tail == qp->rq_head || xr_cq_full(qp->rcq)) {
 			xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer,
 					 pkt->psn);
 			qp->rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
@@ -106,6 +106,12 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	r = xr_rq_at(qp, qp->rq_tail);
 	if (pkt->payload_len > r->length - qp->recv_off) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_LOC_LEN_ERR);
+		return false;
+	}
+	/* No room to report the message: RNR, and the LAST packet comes again. */
+	if ((f & XR_OPF_LAST) && xr_cq_full(qp->rcq)) {
+		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
+		qp->rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
 		return false;
 	}
 	xr_sgl_copy_in(r->sge, r->num_sge, qp->recv_off, pkt->payload, pkt->payload_len);
@@ -158,7 +164,7 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		return false;
 	}
 	/* WRITE with immediate needs a receive WQE: RNR before anything is placed. */
-	if ((f & XR_OPF_RECV_WQE) && qp->rq_tail == qp->rq_head) {
+	if ((f & XR_OPF_RECV_WQE) && (qp->rq_tail == qp->rq_head || xr_cq_full(qp->rcq))) {
 		if (f & XR_OPF_FIRST)
 			qp->write_active = false;
 		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
