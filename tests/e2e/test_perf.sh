@@ -4,7 +4,10 @@
 # count, server in A, client in B. Both sides must exit 0; every side that
 # measures must print the result line with the run's size and iteration
 # count and a non-zero bandwidth or latency (a passive latency server prints
-# no table, as perftest's does, so only its exit status counts).
+# no table, as perftest's does, so only its exit status counts). With -q N
+# (several QPs, bw tests only) each QP runs the iterations and the result line
+# counts them all, as perftest's does; both sides must list N local and N
+# remote QPs with distinct QPNs.
 # Needs root. Env: BUILD (build dir, default build).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -24,8 +27,8 @@ e2e_attach_both
 # message rate, or a latency line "SIZE ITERS MIN MAX TYPICAL AVG ..." with a
 # non-zero typical and average latency.
 result_ok() {
-	local log=$1 size=$2 kind=$3
-	awk -v size="$size" -v iters="$iters" -v kind="$kind" '
+	local log=$1 size=$2 kind=$3 total=$4
+	awk -v size="$size" -v iters="$total" -v kind="$kind" '
 		$1 == size && $2 == iters && NF >= 5 {
 			if (kind == "bw" && $4 > 0 && $5 > 0) ok = 1
 			if (kind == "lat" && NF >= 9 && $5 > 0 && $6 > 0) ok = 1
@@ -33,10 +36,34 @@ result_ok() {
 		END { exit !ok }' "$log"
 }
 
+# The number of QPs that OPTIONS ask for with -q (1 without it).
+qps_of() {
+	local qps=1
+	while [ $# -gt 0 ]; do
+		[ "$1" = -q ] && qps=$2
+		shift
+	done
+	echo "$qps"
+}
+
+# Does LOG list QPS local and QPS remote QPs, with distinct QPNs on each side?
+qps_listed() {
+	local log=$1 qps=$2
+	awk -v qps="$qps" '
+		$2 == "address:" { n[$1]++; qpn[$1 " " $6]++ }
+		END {
+			if (n["local"] != qps || n["remote"] != qps) exit 1
+			for (k in qpn) if (qpn[k] > 1) exit 1
+		}' "$log"
+}
+
 # run TEST SIZE KIND SERVER_MEASURES [OPTIONS...]
 run() {
 	local test=$1 size=$2 kind=$3 server_measures=$4 server_status=0 client_status=0
+	local qps total
 	shift 4
+	qps=$(qps_of "$@")
+	total=$((iters * qps))
 	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" -x 1 -n $iters "$@" \
 		>"$logdir/server.log" 2>&1 &
 	server_pid=$!
@@ -48,12 +75,17 @@ run() {
 		e2e_show_logs
 		fail "$test $*: server exit $server_status, client exit $client_status"
 	fi
-	if ! result_ok "$logdir/client.log" "$size" "$kind" ||
-		{ [ "$server_measures" = yes ] && ! result_ok "$logdir/server.log" "$size" "$kind"; }; then
+	if ! result_ok "$logdir/client.log" "$size" "$kind" "$total" ||
+		{ [ "$server_measures" = yes ] &&
+			! result_ok "$logdir/server.log" "$size" "$kind" "$total"; }; then
 		e2e_show_logs
-		fail "$test $*: no sane result line for $size bytes x $iters"
+		fail "$test $*: no sane result line for $size bytes x $total"
 	fi
-	echo "ok: $test $*: $(awk -v s="$size" -v n=$iters '$1 == s && $2 == n' "$logdir/client.log" |
+	if ! qps_listed "$logdir/client.log" "$qps" || ! qps_listed "$logdir/server.log" "$qps"; then
+		e2e_show_logs
+		fail "$test $*: the sides do not list $qps local and $qps remote QPs"
+	fi
+	echo "ok: $test $*: $(awk -v s="$size" -v n=$total '$1 == s && $2 == n' "$logdir/client.log" |
 		tr -s ' \t' ' ')"
 }
 
@@ -63,6 +95,8 @@ run write_bw 65536 bw yes -s 65536
 run read_bw 4096 bw yes -s 4096
 run atomic_bw 8 bw yes -A CMP_AND_SWAP
 run atomic_bw 8 bw yes -A FETCH_AND_ADD
+run send_bw 4096 bw yes -s 4096 -q 2
+run write_bw 65536 bw yes -s 65536 -q 2
 run send_lat 64 lat yes -s 64
 run write_lat 3000 lat yes -s 3000
 run read_lat 3000 lat no -s 3000

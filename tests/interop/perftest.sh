@@ -6,7 +6,9 @@
 # exit 0 and both print the result line with the run's byte and iteration
 # counts (a passive perftest bandwidth server prints the client's report; a
 # passive latency server prints no table, so its remote address is checked).
-# Prints PASS/FAIL per run.
+# Runs with -q N (several QPs, bw tests only) expect N times the iterations in
+# the result line, as perftest counts those of all QPs, and N remote
+# addresses with distinct QPNs on each side. Prints PASS/FAIL per run.
 #
 # Two ways to run it:
 #   sourced by tests/interop/run.sh after its pingpong runs: it reuses that
@@ -19,26 +21,30 @@
 # Env: BUILD (default build), RXE_PEER, PERF_ITERS (default 200),
 # GUEST_TIMEOUT (seconds a guest tool may run, default 120).
 
-# Runs NAME: the guest's and our command lines for one test, both directions.
+# Runs NAME: the guest's and our command lines for one test, both directions;
+# QPS (default 1) is the number of QPs the command lines ask for with -q.
 perftest_run_pair() {
-	local name=$1 guest_args=$2 perf_args=$3 size=$4 kind=$5
-	perftest_one "$name" xroce-server "$guest_args" "$perf_args" "$size" "$kind"
-	perftest_one "$name" guest-server "$guest_args" "$perf_args" "$size" "$kind"
+	local name=$1 guest_args=$2 perf_args=$3 size=$4 kind=$5 qps=${6:-1}
+	perftest_one "$name" xroce-server "$guest_args" "$perf_args" "$size" "$kind" "$qps"
+	perftest_one "$name" guest-server "$guest_args" "$perf_args" "$size" "$kind" "$qps"
 }
 
 # The result line of a run: "SIZE ITERS ..." as perftest prints it.
 perftest_result_ok() {
-	grep -Eq "^ $2 +$PERF_ITERS +[0-9]" "$1"
+	grep -Eq "^ $2 +$3 +[0-9]" "$1"
 }
 
-# perftest_check LOG SIZE KIND ROLE: does this side's output show the run?
-# ROLE is server or client; a passive latency server (read_lat, atomic_lat)
-# prints no table, only the addresses of both sides.
+# perftest_check LOG SIZE KIND ROLE QPS: does this side's output show the
+# run, and the QPS distinct remote QPs it ran on? ROLE is server or client; a
+# passive latency server (read_lat, atomic_lat) prints no table, only the
+# addresses of both sides.
 perftest_check() {
-	local log=$1 size=$2 kind=$3 role=$4
+	local log=$1 size=$2 kind=$3 role=$4 qps=$5
+	awk -v qps="$qps" '$1 == "remote" && $2 == "address:" { n++; qpn[$6] = 1 }
+		END { exit !(n == qps && length(qpn) == qps) }' "$log" || return 1
 	case "$kind:$role" in
-	passive-lat:server) grep -q "remote address:" "$log" ;;
-	*) perftest_result_ok "$log" "$size" ;;
+	passive-lat:server) true ;;
+	*) perftest_result_ok "$log" "$size" $((PERF_ITERS * qps)) ;;
 	esac
 }
 
@@ -56,9 +62,10 @@ perftest_in_host() {
 	nsenter --net="/var/run/netns/$PERF_HOST_NS" "$@"
 }
 
-# perftest_one NAME DIRECTION GUEST_ARGS PERF_ARGS SIZE KIND
+# perftest_one NAME DIRECTION GUEST_ARGS PERF_ARGS SIZE KIND QPS
 perftest_one() {
-	local name=$1 dir=$2 guest_args=$3 perf_args=$4 size=$5 kind=$6
+	local name=$1 dir=$2 guest_args=$3 perf_args=$4 size=$5 kind=$6 qps=$7
+	local total=$((PERF_ITERS * qps))
 	local label="$name $dir" tag="perftest-${name// /_}-$dir" id why=""
 	local host_log guest_log host_status=0 guest_status=0 pid host_role guest_role
 	host_log=$PERF_LOGDIR/$tag.xroce.log
@@ -108,16 +115,16 @@ perftest_one() {
 	if [ -z "$why" ]; then
 		if [ "$host_status" -ne 0 ] || [ "$guest_status" -ne 0 ]; then
 			why="xroce-perf exit $host_status, perftest exit $guest_status"
-		elif ! perftest_check "$host_log" "$size" "$kind" "$host_role"; then
-			why="xroce-perf printed no result line for $size bytes x $PERF_ITERS"
-		elif ! perftest_check "$guest_log" "$size" "$kind" "$guest_role"; then
-			why="perftest printed no result line for $size bytes x $PERF_ITERS"
+		elif ! perftest_check "$host_log" "$size" "$kind" "$host_role" "$qps"; then
+			why="xroce-perf printed no result line for $size bytes x $total or not $qps remote QPs"
+		elif ! perftest_check "$guest_log" "$size" "$kind" "$guest_role" "$qps"; then
+			why="perftest printed no result line for $size bytes x $total or not $qps remote QPs"
 		fi
 	fi
 	if [ -z "$why" ]; then
 		passed=$((passed + 1))
 		printf 'PASS %-34s %s\n' "$label" \
-			"$(grep -hE "^ $size +$PERF_ITERS +[0-9]" "$host_log" "$guest_log" | head -n1 |
+			"$(grep -hE "^ $size +$total +[0-9]" "$host_log" "$guest_log" | head -n1 |
 				tr -s ' \t' ' ')"
 	else
 		failed=$((failed + 1))
@@ -148,9 +155,11 @@ perftest_main() {
 		return
 	fi
 	echo "perftest against xroce-perf, $PERF_ITERS iterations per run"
-	# NAME  GUEST_ARGS (ib_...)  XROCE_PERF_ARGS  SIZE  KIND
+	# NAME  GUEST_ARGS (ib_...)  XROCE_PERF_ARGS  SIZE  KIND  [QPS]
 	perftest_run_pair send_bw "send_bw -s 4096" "send_bw -s 4096" 4096 bw
 	perftest_run_pair write_bw "write_bw -s 4096" "write_bw -s 4096" 4096 bw
+	perftest_run_pair "send_bw -q 2" "send_bw -s 4096 -q 2" "send_bw -s 4096 -q 2" 4096 bw 2
+	perftest_run_pair "write_bw -q 2" "write_bw -s 4096 -q 2" "write_bw -s 4096 -q 2" 4096 bw 2
 	perftest_run_pair read_bw "read_bw -s 4096" "read_bw -s 4096" 4096 bw
 	perftest_run_pair "atomic_bw CAS" "atomic_bw -A CMP_AND_SWAP" \
 		"atomic_bw -A CMP_AND_SWAP" 8 bw

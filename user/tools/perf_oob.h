@@ -12,6 +12,9 @@
  *   the 108-byte keys message (also repeated as a barrier), the bandwidth
  *   report (5 big-endian 8-byte values) and "done" (5 bytes, each side
  *   writes its own and then reads the peer's).
+ * With several QPs (-q N) the keys go out one message per QP, in QP order,
+ * in two rounds (send_bw has a barrier between them); every other barrier
+ * carries the first QP's.
  */
 #ifndef XROCE_PERF_OOB_H
 #define XROCE_PERF_OOB_H

@@ -43,6 +43,9 @@
 #define DEF_RX_DEPTH 512
 #define DEF_CQ_MOD 100
 #define MIN_LAT_ITERS 5
+#define MAX_QPS 16384
+/* A bandwidth WR's wr_id: its QP's index above these bits, its number on that QP below. */
+#define WR_ID_QP_SHIFT 40
 #define ATOMIC_SIZE 8
 #define ATOMIC_ADD_VALUE 1
 #define ALL_SIZES_MAX_LOG 23
@@ -93,6 +96,7 @@ struct options {
 	bool cmp_and_swap;
 	unsigned int tx_depth;
 	unsigned int rx_depth;
+	unsigned int num_qps;
 };
 
 struct perf_ctx {
@@ -102,12 +106,12 @@ struct perf_ctx {
 	struct xr_mr *mr;
 	struct xr_cq *send_cq;
 	struct xr_cq *recv_cq;
-	struct xr_qp *qp;
+	struct xr_qp **qps; /* o->num_qps of them, as the arrays below */
 	uint8_t *buf;
-	size_t buff_size; /* each half: we send from the first, the peer targets the second */
+	size_t buff_size; /* one slot: each QP sends from one and is the target of another */
 	struct perf_oob oob;
-	struct perf_dest mine;
-	struct perf_dest remote;
+	struct perf_dest *mine; /* the first is also the barrier's message */
+	struct perf_dest *remote;
 	unsigned int cycle_buffer;
 	unsigned int cache_line;
 	enum xr_mtu mtu;
@@ -117,7 +121,7 @@ struct perf_ctx {
 	unsigned int rx_depth;
 	unsigned int cq_mod;
 	uint32_t max_inline;
-	unsigned int recv_posted; /* receives posted in the current run */
+	unsigned int *recv_posted; /* per QP: receives posted in the current run */
 };
 
 static double now_us(void)
@@ -157,7 +161,7 @@ static void usage(void)
 	printf("  -A, --atomic_type=<type> CMP_AND_SWAP or FETCH_AND_ADD (default)\n");
 	printf("  -x, --gid-index=<index>  local GID index (default: the first IPv4 one)\n");
 	printf("  -m, --mtu=<mtu>          path MTU 256..4096 (default: the port's)\n");
-	printf("  -q, --qp=<num>           number of QPs (only 1)\n");
+	printf("  -q, --qp=<num>           number of QPs, bw tests only (default 1)\n");
 	printf("  -t, --tx-depth=<dep>     send queue depth (default %d for bw, 1 for lat)\n",
 	       DEF_TX_DEPTH);
 	printf("  -r, --rx-depth=<dep>     receive queue depth (default %d)\n", DEF_RX_DEPTH);
@@ -189,11 +193,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {.name = "help", .has_arg = 0, .val = 'h'},
 	    {0},
 	};
-	bool size_set = false, iters_set = false;
+	bool size_set = false, iters_set = false, qps_set = false;
 	unsigned long v;
 	int c;
 
-	*o = (struct options){.port = DEF_PORT, .gid_index = -1};
+	*o = (struct options){.port = DEF_PORT, .gid_index = -1, .num_qps = 1};
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 			usage();
@@ -258,10 +262,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->mtu = mtu_from_bytes(v);
 			break;
 		case 'q':
-			if (!parse_ulong(optarg, 1, &v) || !v) {
-				fprintf(stderr, PROG ": -q %s: only 1 QP is supported\n", optarg);
+			if (!parse_ulong(optarg, MAX_QPS, &v) || !v) {
+				fprintf(stderr, PROG ": num of Qps should be between 1 and %d\n",
+					MAX_QPS);
 				return 1;
 			}
+			o->num_qps = v;
+			qps_set = true;
 			break;
 		case 't':
 			if (!parse_ulong(optarg, 16384, &v) || !v)
@@ -292,6 +299,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (!o->ifname) {
 		fprintf(stderr, PROG ": -d IFNAME is required (xroce devices are named by "
 				     "network interface)\n");
+		return 1;
+	}
+	/* perftest refuses -q in a latency test even when it asks for one QP. */
+	if (o->test->lat && qps_set) {
+		fprintf(stderr, PROG ": Multiple QPs only available on bw tests\n");
 		return 1;
 	}
 	if (o->test->verb == VERB_ATOMIC) {
@@ -404,11 +416,28 @@ fail:
 static int barrier(struct perf_ctx *ctx, int64_t timeout_ms, const char *when)
 {
 	struct perf_dest theirs;
-	int ret = perf_xchg_keys(&ctx->oob, &ctx->mine, &theirs, tool_now_ms() + timeout_ms);
+	int ret = perf_xchg_keys(&ctx->oob, &ctx->mine[0], &theirs, tool_now_ms() + timeout_ms);
 
 	if (ret)
 		fprintf(stderr, PROG ": key exchange %s failed: %s\n", when, oob_error(ret));
 	return ret ? -1 : 0;
+}
+
+/* One keys message per QP, in QP order. */
+static int xchg_qp_keys(struct perf_ctx *ctx, const char *what)
+{
+	for (unsigned int q = 0; q < ctx->o->num_qps; q++) {
+		int ret = perf_xchg_keys(&ctx->oob, &ctx->mine[q], &ctx->remote[q],
+					 tool_now_ms() + EXCHANGE_TIMEOUT_MS);
+
+		if (ret) {
+			fprintf(stderr,
+				PROG ": exchange of the keys %s failed at QP %u of %u: %s\n", what,
+				q + 1, ctx->o->num_qps, oob_error(ret));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* ---- verbs resources ------------------------------------------------------ */
@@ -453,7 +482,7 @@ static int open_device(struct perf_ctx *ctx, struct xr_device_attr *dev_attr)
 		return -1;
 	}
 	/* perftest prefers the first IPv4-mapped GID when -x is not given, else index 0. */
-	ret = find_ipv4_gid(ctx->dev, dev_attr, &ctx->mine.gid);
+	ret = find_ipv4_gid(ctx->dev, dev_attr, &ctx->mine[0].gid);
 	if (ret < 0 && ret != -EADDRNOTAVAIL) {
 		fprintf(stderr, PROG ": couldn't query device %s: %s\n", ctx->o->ifname,
 			strerror(-ret));
@@ -461,7 +490,7 @@ static int open_device(struct perf_ctx *ctx, struct xr_device_attr *dev_attr)
 	}
 	gid_index = ctx->o->gid_index >= 0 ? ctx->o->gid_index : ret < 0 ? 0 : ret;
 	ctx->gid_index = gid_index;
-	ret = xr_query_gid(ctx->dev, gid_index, &ctx->mine.gid);
+	ret = xr_query_gid(ctx->dev, gid_index, &ctx->mine[0].gid);
 	if (ret) {
 		fprintf(stderr, PROG ": can't read GID index %d of %s: %s\n", gid_index,
 			ctx->o->ifname, strerror(-ret));
@@ -472,15 +501,78 @@ static int open_device(struct perf_ctx *ctx, struct xr_device_attr *dev_attr)
 	return 0;
 }
 
+/* perftest's buffer layout: QP q sends from slot q and is the target of slot num_qps + q. */
+static uint8_t *send_slot(const struct perf_ctx *ctx, unsigned int q)
+{
+	return ctx->buf + q * ctx->buff_size;
+}
+
+static uint8_t *target_slot(const struct perf_ctx *ctx, unsigned int q)
+{
+	return ctx->buf + (ctx->o->num_qps + q) * ctx->buff_size;
+}
+
+static int alloc_qp_arrays(struct perf_ctx *ctx)
+{
+	unsigned int n = ctx->o->num_qps;
+
+	ctx->qps = calloc(n, sizeof(*ctx->qps));
+	ctx->mine = calloc(n, sizeof(*ctx->mine));
+	ctx->remote = calloc(n, sizeof(*ctx->remote));
+	ctx->recv_posted = calloc(n, sizeof(*ctx->recv_posted));
+	if (ctx->qps && ctx->mine && ctx->remote && ctx->recv_posted)
+		return 0;
+	fprintf(stderr, PROG ": out of memory for %u QPs\n", n);
+	return -1;
+}
+
+/* One QP in INIT, and the keys that describe it to the peer. */
+static int create_qp(struct perf_ctx *ctx, unsigned int q, struct xr_qp_init_attr *init_attr,
+		     const struct xr_device_attr *dev_attr)
+{
+	enum perf_verb verb = ctx->o->test->verb;
+	struct perf_dest *mine = &ctx->mine[q];
+	struct xr_qp_attr attr;
+	int ret;
+
+	ctx->qps[q] = xr_create_qp(ctx->pd, init_attr);
+	if (!ctx->qps[q]) {
+		fprintf(stderr, PROG ": couldn't create QP %u of %u: %s\n", q + 1, ctx->o->num_qps,
+			strerror(errno));
+		return -1;
+	}
+	ret = xr_query_qp(ctx->qps[q], &attr, XR_QP_CAP, init_attr);
+	if (ret) {
+		fprintf(stderr, PROG ": couldn't query QP: %s\n", strerror(-ret));
+		return -1;
+	}
+	ctx->max_inline = init_attr->cap.max_inline_data;
+
+	ret = qp_to_init(ctx->qps[q], 1, qp_access(verb));
+	if (ret) {
+		fprintf(stderr, PROG ": failed to modify QP to INIT: %s\n", strerror(-ret));
+		return -1;
+	}
+
+	mine->lid = 0;
+	mine->gid = ctx->mine[0].gid;
+	mine->qpn = ctx->qps[q]->qp_num;
+	mine->psn = lrand48() & 0xffffff;
+	/* perftest's out_reads: the device's maximum for READ and atomics, else 1. */
+	mine->out_reads = (verb == VERB_READ || verb == VERB_ATOMIC) ? dev_attr->max_qp_rd_atom : 1;
+	/* Like rxe: an MR without remote access has no rkey to give. */
+	mine->rkey = verb == VERB_SEND ? 0 : ctx->mr->rkey;
+	mine->vaddr = (uintptr_t)target_slot(ctx, q);
+	return 0;
+}
+
 static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *dev_attr)
 {
 	const struct options *o = ctx->o;
 	enum perf_verb verb = o->test->verb;
 	uint64_t max_size = o->all_sizes ? 1ull << ALL_SIZES_MAX_LOG : o->size;
 	struct xr_qp_init_attr init_attr = {.qp_type = XR_QPT_RC, .cap = {.max_send_sge = 1}};
-	struct xr_qp_attr attr;
 	size_t alloc;
-	int ret;
 
 	ctx->tx_depth = o->tx_depth ? o->tx_depth : (o->test->lat ? 1 : DEF_TX_DEPTH);
 	if (!o->duration && ctx->tx_depth > o->iters)
@@ -499,11 +591,16 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 		return -1;
 	}
 
-	/* Each half holds a whole message, and at least the cycle the peer walks through. */
+	/* Each slot holds a whole message, and at least the cycle the peer walks through. */
 	ctx->buff_size = max_size > ctx->cycle_buffer ? max_size : ctx->cycle_buffer;
 	ctx->buff_size =
 	    (ctx->buff_size + ctx->cycle_buffer - 1) / ctx->cycle_buffer * ctx->cycle_buffer;
-	alloc = 2 * ctx->buff_size;
+	if (ctx->buff_size > dev_attr->max_mr_size / 2 / o->num_qps) {
+		fprintf(stderr, PROG ": %u QPs of %zu bytes each are too large for one MR\n",
+			o->num_qps, ctx->buff_size);
+		return -1;
+	}
+	alloc = 2 * o->num_qps * ctx->buff_size;
 	ctx->buf = aligned_alloc(ctx->cycle_buffer, alloc);
 	if (!ctx->buf) {
 		fprintf(stderr, PROG ": couldn't allocate %zu bytes\n", alloc);
@@ -521,8 +618,9 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 		fprintf(stderr, PROG ": couldn't register MR: %s\n", strerror(errno));
 		return -1;
 	}
-	ctx->send_cq = xr_create_cq(ctx->dev, ctx->tx_depth + 1, NULL);
-	ctx->recv_cq = xr_create_cq(ctx->dev, ctx->rx_depth + 1, NULL);
+	/* Like perftest: one send and one receive CQ that all QPs share. */
+	ctx->send_cq = xr_create_cq(ctx->dev, ctx->tx_depth * o->num_qps + 1, NULL);
+	ctx->recv_cq = xr_create_cq(ctx->dev, ctx->rx_depth * o->num_qps + 1, NULL);
 	if (!ctx->send_cq || !ctx->recv_cq) {
 		fprintf(stderr, PROG ": couldn't create CQ: %s\n", strerror(errno));
 		return -1;
@@ -536,34 +634,10 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 	if (o->test->lat && verb != VERB_READ && verb != VERB_ATOMIC &&
 	    max_size <= dev_attr->max_inline_data)
 		init_attr.cap.max_inline_data = max_size;
-	ctx->qp = xr_create_qp(ctx->pd, &init_attr);
-	if (!ctx->qp) {
-		fprintf(stderr, PROG ": couldn't create QP: %s\n", strerror(errno));
-		return -1;
-	}
-	ret = xr_query_qp(ctx->qp, &attr, XR_QP_CAP, &init_attr);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't query QP: %s\n", strerror(-ret));
-		return -1;
-	}
-	ctx->max_inline = init_attr.cap.max_inline_data;
-
-	ret = qp_to_init(ctx->qp, 1, qp_access(verb));
-	if (ret) {
-		fprintf(stderr, PROG ": failed to modify QP to INIT: %s\n", strerror(-ret));
-		return -1;
-	}
-
-	ctx->mine.lid = 0;
-	ctx->mine.qpn = ctx->qp->qp_num;
-	ctx->mine.psn = lrand48() & 0xffffff;
-	/* perftest's out_reads: the device's maximum for READ and atomics, else 1. */
-	ctx->mine.out_reads =
-	    (verb == VERB_READ || verb == VERB_ATOMIC) ? dev_attr->max_qp_rd_atom : 1;
 	ctx->max_rd_atomic = dev_attr->max_qp_rd_atom;
-	/* Like rxe: an MR without remote access has no rkey to give. */
-	ctx->mine.rkey = verb == VERB_SEND ? 0 : ctx->mr->rkey;
-	ctx->mine.vaddr = (uintptr_t)ctx->buf + ctx->buff_size;
+	for (unsigned int q = 0; q < o->num_qps; q++)
+		if (create_qp(ctx, q, &init_attr, dev_attr))
+			return -1;
 	return 0;
 }
 
@@ -571,8 +645,9 @@ static void destroy_resources(struct perf_ctx *ctx)
 {
 	int ret;
 
-	if (ctx->qp && (ret = xr_destroy_qp(ctx->qp)))
-		fprintf(stderr, PROG ": couldn't destroy QP: %s\n", strerror(-ret));
+	for (unsigned int q = 0; ctx->qps && q < ctx->o->num_qps; q++)
+		if (ctx->qps[q] && (ret = xr_destroy_qp(ctx->qps[q])))
+			fprintf(stderr, PROG ": couldn't destroy QP: %s\n", strerror(-ret));
 	if (ctx->send_cq && (ret = xr_destroy_cq(ctx->send_cq)))
 		fprintf(stderr, PROG ": couldn't destroy CQ: %s\n", strerror(-ret));
 	if (ctx->recv_cq && (ret = xr_destroy_cq(ctx->recv_cq)))
@@ -586,6 +661,10 @@ static void destroy_resources(struct perf_ctx *ctx)
 	if (ctx->oob.fd >= 0)
 		close(ctx->oob.fd);
 	free(ctx->buf);
+	free(ctx->qps);
+	free(ctx->mine);
+	free(ctx->remote);
+	free(ctx->recv_posted);
 }
 
 /*
@@ -593,38 +672,40 @@ static void destroy_resources(struct perf_ctx *ctx)
  * as we announced, the requester issues as many as the peer announced. Like
  * perftest, a bandwidth server stays in RTR: it never sends a request.
  */
-static int connect_qp(struct perf_ctx *ctx)
+static int connect_qp(struct perf_ctx *ctx, unsigned int q)
 {
 	static const uint8_t zero_gid[16];
+	const struct perf_dest *remote = &ctx->remote[q];
 	struct qp_rtr_attr rtr = {
 	    .path_mtu = ctx->mtu,
-	    .dest_qpn = ctx->remote.qpn,
-	    .rq_psn = ctx->remote.psn,
-	    .dgid = ctx->remote.gid,
+	    .dest_qpn = remote->qpn,
+	    .rq_psn = remote->psn,
+	    .dgid = remote->gid,
 	    .sgid_index = (uint8_t)ctx->gid_index,
 	    .port_num = 1,
 	    .hop_limit = 0xff,
-	    .dlid = (uint16_t)ctx->remote.lid,
-	    .max_dest_rd_atomic = (uint8_t)ctx->mine.out_reads,
+	    .dlid = (uint16_t)remote->lid,
+	    .max_dest_rd_atomic = (uint8_t)ctx->mine[q].out_reads,
 	    .min_rnr_timer = 12,
 	};
 	unsigned int max_rd_atomic =
-	    ctx->remote.out_reads < ctx->max_rd_atomic ? ctx->remote.out_reads : ctx->max_rd_atomic;
+	    remote->out_reads < ctx->max_rd_atomic ? remote->out_reads : ctx->max_rd_atomic;
 	int ret;
 
-	if (!memcmp(ctx->remote.gid.raw, zero_gid, sizeof(zero_gid))) {
+	if (!memcmp(remote->gid.raw, zero_gid, sizeof(zero_gid))) {
 		fprintf(stderr,
 			PROG ": the peer sent a zero GID: RoCE needs one (run it with -x)\n");
 		return -1;
 	}
-	ret = qp_to_rtr(ctx->qp, &rtr);
+	ret = qp_to_rtr(ctx->qps[q], &rtr);
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to RTR: %s\n", strerror(-ret));
 		return -1;
 	}
 	if (!ctx->o->test->lat && !is_client(ctx))
 		return 0;
-	ret = qp_to_rts(ctx->qp, ctx->mine.psn, (uint8_t)(max_rd_atomic ? max_rd_atomic : 1));
+	ret =
+	    qp_to_rts(ctx->qps[q], ctx->mine[q].psn, (uint8_t)(max_rd_atomic ? max_rd_atomic : 1));
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to RTS: %s\n", strerror(-ret));
 		return -1;
@@ -644,7 +725,7 @@ static void print_test_info(const struct perf_ctx *ctx)
 	printf(RESULT_LINE);
 	printf("                    %s\n", title);
 	printf(" Dual-port       : OFF\t\tDevice         : %s\n", o->ifname);
-	printf(" Number of qps   : 1\t\tTransport type : IB\n");
+	printf(" Number of qps   : %u\t\tTransport type : IB\n", o->num_qps);
 	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
 	if (is_client(ctx) || o->test->lat)
 		printf(" TX depth        : %u\n", ctx->tx_depth);
@@ -656,7 +737,7 @@ static void print_test_info(const struct perf_ctx *ctx)
 	printf(" Link type       : Ethernet\n");
 	printf(" GID index       : %d\n", ctx->gid_index);
 	if (o->test->verb == VERB_READ || o->test->verb == VERB_ATOMIC)
-		printf(" Outstand reads  : %u\n", ctx->mine.out_reads);
+		printf(" Outstand reads  : %u\n", ctx->mine[0].out_reads);
 	printf(" Max inline data : %u[B]\n", ctx->max_inline);
 	printf(" Data ex. method : Ethernet\n");
 	printf(RESULT_LINE);
@@ -745,7 +826,7 @@ static int64_t run_timeout_ms(const struct perf_ctx *ctx)
 {
 	if (ctx->o->duration)
 		return RUN_BASE_TIMEOUT_MS + ctx->o->duration * 1000ll;
-	return RUN_BASE_TIMEOUT_MS + (int64_t)ctx->o->iters * RUN_PER_OP_MS;
+	return RUN_BASE_TIMEOUT_MS + (int64_t)ctx->o->iters * ctx->o->num_qps * RUN_PER_OP_MS;
 }
 
 /* Checks a run's deadline and stop signals; prints why it gives up. */
@@ -801,21 +882,22 @@ static int wait_one(struct perf_ctx *ctx, struct xr_cq *cq, struct xr_wc *wc, in
 	}
 }
 
-static int post_recvs(struct perf_ctx *ctx, unsigned int n)
+/* Receives into QP q's target slot; their wr_id names the QP. */
+static int post_recvs(struct perf_ctx *ctx, unsigned int q, unsigned int n)
 {
-	struct xr_sge sge = {.addr = (uintptr_t)ctx->buf + ctx->buff_size,
+	struct xr_sge sge = {.addr = (uintptr_t)target_slot(ctx, q),
 			     .length = ctx->buff_size,
 			     .lkey = ctx->mr->lkey};
-	struct xr_recv_wr wr = {.sg_list = &sge, .num_sge = 1}, *bad_wr;
+	struct xr_recv_wr wr = {.wr_id = q, .sg_list = &sge, .num_sge = 1}, *bad_wr;
 
 	for (unsigned int i = 0; i < n; i++) {
-		int ret = xr_post_recv(ctx->qp, &wr, &bad_wr);
+		int ret = xr_post_recv(ctx->qps[q], &wr, &bad_wr);
 
 		if (ret) {
 			fprintf(stderr, PROG ": couldn't post receive: %s\n", strerror(-ret));
 			return -1;
 		}
-		ctx->recv_posted++;
+		ctx->recv_posted[q]++;
 	}
 	return 0;
 }
@@ -832,12 +914,13 @@ static void next_offset(const struct perf_ctx *ctx, uint64_t size, size_t *off)
 		*off = 0;
 }
 
-/* One work request of the test's verb, from local offset loc to remote offset rem. */
-static int post_op(struct perf_ctx *ctx, uint64_t size, size_t loc, size_t rem, bool signaled,
-		   uint64_t wr_id)
+/* One work request of the test's verb on QP q, from local offset loc to remote offset rem. */
+static int post_op(struct perf_ctx *ctx, unsigned int q, uint64_t size, size_t loc, size_t rem,
+		   bool signaled, uint64_t wr_id)
 {
+	const struct perf_dest *remote = &ctx->remote[q];
 	struct xr_sge sge = {
-	    .addr = (uintptr_t)ctx->buf + loc, .length = size, .lkey = ctx->mr->lkey};
+	    .addr = (uintptr_t)send_slot(ctx, q) + loc, .length = size, .lkey = ctx->mr->lkey};
 	struct xr_send_wr wr = {.wr_id = wr_id,
 				.sg_list = &sge,
 				.num_sge = 1,
@@ -858,20 +941,20 @@ static int post_op(struct perf_ctx *ctx, uint64_t size, size_t loc, size_t rem, 
 	case VERB_ATOMIC:
 		wr.opcode =
 		    ctx->o->cmp_and_swap ? XR_WR_ATOMIC_CMP_AND_SWP : XR_WR_ATOMIC_FETCH_AND_ADD;
-		wr.wr.atomic.remote_addr = ctx->remote.vaddr + rem;
-		wr.wr.atomic.rkey = ctx->remote.rkey;
+		wr.wr.atomic.remote_addr = remote->vaddr + rem;
+		wr.wr.atomic.rkey = remote->rkey;
 		wr.wr.atomic.compare_add = ctx->o->cmp_and_swap ? 0 : ATOMIC_ADD_VALUE;
 		wr.wr.atomic.swap = 0;
 		break;
 	}
 	if (ctx->o->test->verb == VERB_WRITE || ctx->o->test->verb == VERB_READ) {
-		wr.wr.rdma.remote_addr = ctx->remote.vaddr + rem;
-		wr.wr.rdma.rkey = ctx->remote.rkey;
+		wr.wr.rdma.remote_addr = remote->vaddr + rem;
+		wr.wr.rdma.rkey = remote->rkey;
 	}
 	if (size <= ctx->max_inline && ctx->o->test->verb != VERB_READ &&
 	    ctx->o->test->verb != VERB_ATOMIC)
 		wr.send_flags |= XR_SEND_INLINE;
-	ret = xr_post_send(ctx->qp, &wr, &bad_wr);
+	ret = xr_post_send(ctx->qps[q], &wr, &bad_wr);
 	if (ret)
 		fprintf(stderr, PROG ": couldn't post %s: %s\n", ctx->o->test->name,
 			strerror(-ret));
@@ -937,40 +1020,65 @@ static void bw_figures(const struct batch_times *t, size_t batches, uint64_t ops
 	r->msg_rate = total_us > 0 ? ops / total_us : 0;
 }
 
-/* The active side: keep up to tx_depth requests in flight, one signaled per cq_mod. */
+/* Where one QP of the active side stands in the run. */
+struct qp_progress {
+	uint64_t posted;
+	uint64_t completed;
+	size_t loc, rem;
+	bool last_posted;
+};
+
+/*
+ * The active side, as perftest's run_iter_bw: round-robin over the QPs, each
+ * with up to tx_depth requests in flight and one signaled per cq_mod of its
+ * own. The time stamps count the posts and completions of all QPs together.
+ */
 static int run_bw_client(struct perf_ctx *ctx, uint64_t size, struct perf_bw_report *report)
 {
 	const struct options *o = ctx->o;
+	unsigned int num_qps = o->num_qps, posting = num_qps;
 	int64_t deadline = tool_now_ms() + run_timeout_ms(ctx);
-	double end_us = o->duration ? now_us() + o->duration * 1e6 : 0;
-	uint64_t total = o->duration ? UINT64_MAX : o->iters, scnt = 0, ccnt = 0;
+	double end_us = o->duration ? now_us() + o->duration * 1e6 : 0, last_done = 0;
+	uint64_t total = o->iters * num_qps, scnt = 0, ccnt = 0;
+	struct qp_progress *progress = calloc(num_qps, sizeof(*progress));
 	struct batch_times times = {0};
-	size_t loc = 0, rem = 0;
+	size_t timed_batches = 0, batches;
 	unsigned int idle_polls = 0;
-	bool last_posted = false;
 	int ret = -1;
 
-	while (ccnt < scnt || !last_posted) {
+	if (!progress) {
+		fprintf(stderr, PROG ": out of memory for %u QPs\n", num_qps);
+		return -1;
+	}
+	while (ccnt < scnt || posting) {
 		struct xr_wc wc[16];
 		int ne;
 
-		while (!last_posted && scnt - ccnt < ctx->tx_depth) {
-			uint64_t batch = scnt / ctx->cq_mod;
-			double t = now_us();
-			bool last = o->duration ? t >= end_us : scnt + 1 == total;
-			bool signaled = last || (scnt + 1) % ctx->cq_mod == 0;
+		for (unsigned int q = 0; q < num_qps; q++) {
+			struct qp_progress *p = &progress[q];
 
-			if (scnt % ctx->cq_mod == 0) {
-				if (batch_reserve(&times, batch + 1))
+			while (!p->last_posted && p->posted - p->completed < ctx->tx_depth) {
+				double t = now_us();
+				bool last = o->duration ? t >= end_us : p->posted + 1 == o->iters;
+				bool signaled = last || (p->posted + 1) % ctx->cq_mod == 0;
+
+				if (scnt % ctx->cq_mod == 0) {
+					if (batch_reserve(&times, scnt / ctx->cq_mod + 1))
+						goto out;
+					times.posted[scnt / ctx->cq_mod] = t;
+				}
+				if (post_op(ctx, q, size, p->loc, p->rem, signaled,
+					    (uint64_t)q << WR_ID_QP_SHIFT | p->posted))
 					goto out;
-				times.posted[batch] = t;
+				p->posted++;
+				scnt++;
+				if (last) {
+					p->last_posted = true;
+					posting--;
+				}
+				next_offset(ctx, size, &p->loc);
+				next_offset(ctx, size, &p->rem);
 			}
-			if (post_op(ctx, size, loc, rem, signaled, scnt))
-				goto out;
-			scnt++;
-			last_posted = last;
-			next_offset(ctx, size, &loc);
-			next_offset(ctx, size, &rem);
 		}
 		ne = xr_poll_cq(ctx->send_cq, 16, wc);
 		if (ne < 0) {
@@ -978,12 +1086,19 @@ static int run_bw_client(struct perf_ctx *ctx, uint64_t size, struct perf_bw_rep
 			goto out;
 		}
 		for (int i = 0; i < ne; i++) {
+			struct qp_progress *p = &progress[wc[i].wr_id >> WR_ID_QP_SHIFT];
+			uint64_t done = (wc[i].wr_id & ((1ull << WR_ID_QP_SHIFT) - 1)) + 1;
+
 			if (check_wc(&wc[i], o->test->name, ccnt))
 				goto out;
-			ccnt = wc[i].wr_id + 1;
-			times.completed[wc[i].wr_id / ctx->cq_mod] = now_us();
+			/* A signaled completion stands for the unsignaled ones before it. */
+			ccnt += done - p->completed;
+			p->completed = done;
 		}
 		if (ne) {
+			last_done = now_us();
+			for (; timed_batches < ccnt / ctx->cq_mod; timed_batches++)
+				times.completed[timed_batches] = last_done;
 			idle_polls = 0;
 			continue;
 		}
@@ -991,22 +1106,28 @@ static int run_bw_client(struct perf_ctx *ctx, uint64_t size, struct perf_bw_rep
 			goto out;
 		idle(&idle_polls);
 	}
-	bw_figures(&times, (scnt + ctx->cq_mod - 1) / ctx->cq_mod, scnt, ctx->cq_mod, size, report);
+	/* The last batch may be short: it ends with the last completion. */
+	batches = (scnt + ctx->cq_mod - 1) / ctx->cq_mod;
+	for (; timed_batches < batches; timed_batches++)
+		times.completed[timed_batches] = last_done;
+	bw_figures(&times, batches, scnt, ctx->cq_mod, size, report);
 	ret = 0;
 out:
+	free(progress);
 	free(times.posted);
 	free(times.completed);
 	return ret;
 }
 
 /*
- * send_bw's server: count the SENDs as they arrive, keeping receives posted,
- * and measure from the first arrival to the last; like perftest it has no
- * peak (it posts nothing).
+ * send_bw's server: count the SENDs of all QPs as they arrive, reposting a
+ * receive on the QP that took one while that QP expects more, and measure
+ * from the first arrival to the last; like perftest it has no peak (it posts
+ * nothing) and counts the iterations of all QPs.
  */
 static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_bw_report *report)
 {
-	uint64_t total = ctx->o->iters, rcnt = 0;
+	uint64_t iters = ctx->o->iters, total = iters * ctx->o->num_qps, rcnt = 0;
 	int64_t deadline = tool_now_ms() + run_timeout_ms(ctx);
 	double first = 0, last = 0;
 	unsigned int idle_polls = 0;
@@ -1020,6 +1141,8 @@ static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_b
 			return -1;
 		}
 		for (int i = 0; i < ne; i++) {
+			unsigned int q = wc[i].wr_id;
+
 			if (check_wc(&wc[i], "receive", rcnt))
 				return -1;
 			if (wc[i].byte_len != size) {
@@ -1032,12 +1155,9 @@ static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_b
 			last = now_us();
 			if (!rcnt++)
 				first = last;
+			if (ctx->recv_posted[q] < iters && post_recvs(ctx, q, 1))
+				return -1;
 		}
-		if (ctx->recv_posted < total &&
-		    post_recvs(ctx, ne < (int)(total - ctx->recv_posted)
-					? (unsigned int)ne
-					: (unsigned int)(total - ctx->recv_posted)))
-			return -1;
 		if (ne) {
 			idle_polls = 0;
 			continue;
@@ -1054,11 +1174,15 @@ static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_b
 	return 0;
 }
 
-/* Receives for one send_bw run, before the barrier that lets the client start. */
+/* Receives on every QP for one send_bw run, before the barrier that lets the client start. */
 static int prepare_send_bw_server(struct perf_ctx *ctx)
 {
-	ctx->recv_posted = 0;
-	return post_recvs(ctx, ctx->rx_depth);
+	for (unsigned int q = 0; q < ctx->o->num_qps; q++) {
+		ctx->recv_posted[q] = 0;
+		if (post_recvs(ctx, q, ctx->rx_depth))
+			return -1;
+	}
+	return 0;
 }
 
 static int run_bw(struct perf_ctx *ctx)
@@ -1125,8 +1249,8 @@ static int wait_send_completion(struct perf_ctx *ctx, int64_t deadline, uint64_t
 static int run_write_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 {
 	uint64_t iters = ctx->o->iters, scnt = 0, rcnt = 0;
-	const uint8_t *poll_byte = ctx->buf + ctx->buff_size + size - 1;
-	uint8_t *post_byte = ctx->buf + size - 1;
+	const uint8_t *poll_byte = target_slot(ctx, 0) + size - 1;
+	uint8_t *post_byte = send_slot(ctx, 0) + size - 1;
 	int64_t deadline = tool_now_ms() + run_timeout_ms(ctx);
 
 	while (scnt < iters || rcnt < iters) {
@@ -1147,7 +1271,7 @@ static int run_write_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 		if (scnt < iters) {
 			tstamp[scnt] = now_us();
 			*post_byte = (uint8_t)(scnt + 1);
-			if (post_op(ctx, size, 0, 0, true, scnt))
+			if (post_op(ctx, 0, size, 0, 0, true, scnt))
 				return -1;
 			scnt++;
 			if (wait_send_completion(ctx, deadline, scnt - 1))
@@ -1177,12 +1301,12 @@ static int run_send_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 				return -1;
 			}
 			rcnt++;
-			if (ctx->recv_posted < iters && post_recvs(ctx, 1))
+			if (ctx->recv_posted[0] < iters && post_recvs(ctx, 0, 1))
 				return -1;
 		}
 		if (scnt < iters) {
 			tstamp[scnt] = now_us();
-			if (post_op(ctx, size, 0, 0, true, scnt))
+			if (post_op(ctx, 0, size, 0, 0, true, scnt))
 				return -1;
 			scnt++;
 			if (wait_send_completion(ctx, deadline, scnt - 1))
@@ -1204,7 +1328,7 @@ static int64_t run_request_lat(struct perf_ctx *ctx, uint64_t size, double *samp
 	while (o->duration ? now_us() < end_us : n < o->iters) {
 		double t = now_us();
 
-		if (post_op(ctx, size, 0, 0, true, n) || wait_send_completion(ctx, deadline, n))
+		if (post_op(ctx, 0, size, 0, 0, true, n) || wait_send_completion(ctx, deadline, n))
 			return -1;
 		if (samples)
 			samples[n] = now_us() - t;
@@ -1224,8 +1348,8 @@ static int run_lat(struct perf_ctx *ctx)
 	int ret = -1;
 
 	if (verb == VERB_SEND) {
-		ctx->recv_posted = 0;
-		if (post_recvs(ctx, ctx->rx_depth))
+		ctx->recv_posted[0] = 0;
+		if (post_recvs(ctx, 0, ctx->rx_depth))
 			return -1;
 	}
 	if (barrier(ctx, EXCHANGE_TIMEOUT_MS, "before the run"))
@@ -1264,8 +1388,8 @@ static int run_lat(struct perf_ctx *ctx)
 			break;
 		size *= 2;
 		if (verb == VERB_SEND) {
-			ctx->recv_posted = 0;
-			if (post_recvs(ctx, ctx->rx_depth))
+			ctx->recv_posted[0] = 0;
+			if (post_recvs(ctx, 0, ctx->rx_depth))
 				goto out;
 		}
 	}
@@ -1282,28 +1406,39 @@ static int run(const struct options *o)
 	struct perf_ctx ctx = {.o = o, .oob = {.fd = -1}};
 	struct xr_device_attr dev_attr;
 	bool write_lat = o->test->lat && o->test->verb == VERB_WRITE;
+	bool send_bw = !o->test->lat && o->test->verb == VERB_SEND;
 	bool passive_lat = o->test->lat && !o->server &&
 			   (o->test->verb == VERB_READ || o->test->verb == VERB_ATOMIC);
 	int64_t close_ms =
 	    RUN_BASE_TIMEOUT_MS + run_timeout_ms(&ctx) * (o->all_sizes ? ALL_SIZES_MAX_LOG : 1);
 	int ret, status = 1;
 
-	if (open_device(&ctx, &dev_attr) || oob_open(&ctx) ||
+	if (alloc_qp_arrays(&ctx) || open_device(&ctx, &dev_attr) || oob_open(&ctx) ||
 	    oob_negotiate(&ctx, dev_attr.active_mtu) || create_resources(&ctx, &dev_attr))
 		goto out;
 
-	ret = perf_xchg_keys(&ctx.oob, &ctx.mine, &ctx.remote, tool_now_ms() + EXCHANGE_TIMEOUT_MS);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't exchange keys with the peer: %s\n",
-			oob_error(ret));
+	/*
+	 * perftest 4.5 sends the keys of every QP twice, connecting its QPs in
+	 * between, and once more the first QP's after RTR (a capture of its
+	 * write_bw -q 2 on rxe shows it); send_bw sends that one before the
+	 * second round, the other tests after it. With one QP both orders are
+	 * the same 3 messages.
+	 */
+	if (xchg_qp_keys(&ctx, "of the QPs"))
 		goto out;
-	}
-	if (connect_qp(&ctx) || barrier(&ctx, EXCHANGE_TIMEOUT_MS, "after RTR") ||
-	    barrier(&ctx, EXCHANGE_TIMEOUT_MS, "of the addresses"))
+	for (unsigned int q = 0; q < o->num_qps; q++)
+		if (connect_qp(&ctx, q))
+			goto out;
+	if (send_bw ? barrier(&ctx, EXCHANGE_TIMEOUT_MS, "after RTR") ||
+			  xchg_qp_keys(&ctx, "of the addresses")
+		    : xchg_qp_keys(&ctx, "of the addresses") ||
+			  barrier(&ctx, EXCHANGE_TIMEOUT_MS, "after RTR"))
 		goto out;
 	print_test_info(&ctx);
-	print_dest(&ctx, "local", &ctx.mine);
-	print_dest(&ctx, "remote", &ctx.remote);
+	for (unsigned int q = 0; q < o->num_qps; q++)
+		print_dest(&ctx, "local", &ctx.mine[q]);
+	for (unsigned int q = 0; q < o->num_qps; q++)
+		print_dest(&ctx, "remote", &ctx.remote[q]);
 	printf(RESULT_LINE);
 
 	if (o->test->lat ? run_lat(&ctx) : run_bw(&ctx))
