@@ -34,6 +34,17 @@ enum xr_xdp_qp_state {
 	XR_XDP_QP_CLOSED = 2, /* exists but accepts nothing (RESET, ERR) */
 };
 
+/* A QP's transport counters: kept by the engine, published in its qp_table entry. */
+struct xr_qp_counters {
+	__u64 tx_frames;
+	__u64 retransmits; /* packets sent again (go-back-N, early READ/atomic asks) */
+	__u64 timeouts;	   /* local ACK timeouts */
+	__u64 seq_naks_tx; /* PSN sequence NAKs sent as responder */
+	__u64 rnr_naks_tx;
+	__u64 rnr_naks_rx;
+	__u64 dup_requests; /* duplicates that reached the engine */
+};
+
 /*
  * One entry per QP slot in the mmap-able qp_table array, shared by the XDP
  * program and the engine. Ownership is per field, and the pairs that must be
@@ -68,13 +79,7 @@ struct xr_qp_entry {
 	__u64 acks_absorbed;   /* XDP: plain ACKs consumed in XDP */
 	__u64 dups_answered;   /* XDP: duplicate requests answered with XDP_TX */
 	/* userspace: the QP's transport counters, refreshed every engine round */
-	__u64 tx_frames;
-	__u64 retransmits; /* packets sent again (go-back-N, early READ/atomic asks) */
-	__u64 timeouts;	   /* local ACK timeouts */
-	__u64 seq_naks_tx; /* PSN sequence NAKs sent as responder */
-	__u64 rnr_naks_tx;
-	__u64 rnr_naks_rx;
-	__u64 dup_requests; /* duplicates that reached the engine */
+	struct xr_qp_counters counters;
 };
 
 enum xr_xdp_fast_path {

@@ -108,7 +108,8 @@ static void test_full_cqs(void)
 	CHECK(p.side[SENDER].scq->overflows == 0 && p.side[RECEIVER].rcq->overflows == 0,
 	      "a CQ overflowed: %" PRIu64 " / %" PRIu64, p.side[SENDER].scq->overflows,
 	      p.side[RECEIVER].rcq->overflows);
-	CHECK(p.side[RECEIVER].qp->rnr_naks_tx > 0, "the full receive CQ never held a SEND back");
+	CHECK(p.side[RECEIVER].qp->cnt.rnr_naks_tx > 0,
+	      "the full receive CQ never held a SEND back");
 	h_pair_destroy(&p);
 }
 

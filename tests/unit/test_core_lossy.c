@@ -279,8 +279,8 @@ static void run_seed(uint64_t seed, uint32_t ops)
 	printf("  seed %" PRIu64 ": %u ops, %.1f ms virtual, %" PRIu64 " + %" PRIu64
 	       " frames, %" PRIu64 " + %" PRIu64 " retransmission rewinds\n",
 	       seed, ops, p.now / 1e6, xr_mem_link_counters(&p.link, 0)->submitted,
-	       xr_mem_link_counters(&p.link, 1)->submitted, p.side[0].qp->retransmits,
-	       p.side[1].qp->retransmits);
+	       xr_mem_link_counters(&p.link, 1)->submitted, (uint64_t)p.side[0].qp->cnt.retransmits,
+	       (uint64_t)p.side[1].qp->cnt.retransmits);
 	h_pair_destroy(&p);
 }
 

@@ -342,7 +342,7 @@ static void test_lossy_mix(void)
 		}
 		CHECK(seen == N / 3, "atomics checked");
 	}
-	CHECK(p.side[REQ].qp->retransmits > 0, "the lossy link caused no retransmission");
+	CHECK(p.side[REQ].qp->cnt.retransmits > 0, "the lossy link caused no retransmission");
 	h_pair_destroy(&p);
 }
 

@@ -119,9 +119,10 @@ static void test_sizes(void)
 		send_and_check(&p, SENDER, 100 + i, sizes[i], false);
 	/* The other direction, over the same QPs. */
 	send_and_check(&p, RECEIVER, 200, 3 * 1024 + 7, false);
-	CHECK(p.side[SENDER].qp->retransmits == 0 && p.side[SENDER].qp->timeouts == 0,
+	CHECK(p.side[SENDER].qp->cnt.retransmits == 0 && p.side[SENDER].qp->cnt.timeouts == 0,
 	      "lossless link: %" PRIu64 " retransmits %" PRIu64 " timeouts",
-	      p.side[SENDER].qp->retransmits, p.side[SENDER].qp->timeouts);
+	      (uint64_t)p.side[SENDER].qp->cnt.retransmits,
+	      (uint64_t)p.side[SENDER].qp->cnt.timeouts);
 	h_pair_destroy(&p);
 }
 
@@ -136,8 +137,9 @@ static void test_backpressure(void)
 	send_and_check(&p, SENDER, 2, 5000, false);
 	CHECK(xr_mem_link_counters(&p.link, SENDER)->alloc_failed > 0,
 	      "a full link never refused a buffer");
-	CHECK(p.side[SENDER].qp->retransmits == 0, "back-pressure caused %" PRIu64 " retransmits",
-	      p.side[SENDER].qp->retransmits);
+	CHECK(p.side[SENDER].qp->cnt.retransmits == 0,
+	      "back-pressure caused %" PRIu64 " retransmits",
+	      (uint64_t)p.side[SENDER].qp->cnt.retransmits);
 	h_pair_destroy(&p);
 }
 
@@ -539,12 +541,13 @@ static void test_rnr_recovers(void)
 	CHECK(r == H_TIME_LIMIT, "without a receive the sender stopped retrying: %s",
 	      h_run_result_str(r));
 	h_expect_no_wc(p.side[SENDER].scq, "sender before the receive is posted");
-	CHECK(p.side[SENDER].qp->rnr_naks_rx > 0 && p.side[RECEIVER].qp->rnr_naks_tx > 0,
-	      "no RNR NAK: %" PRIu64 " received, %" PRIu64 " sent", p.side[SENDER].qp->rnr_naks_rx,
-	      p.side[RECEIVER].qp->rnr_naks_tx);
-	CHECK(p.side[RECEIVER].qp->rnr_naks_tx <= 2000 / 40 + 1,
+	CHECK(p.side[SENDER].qp->cnt.rnr_naks_rx > 0 && p.side[RECEIVER].qp->cnt.rnr_naks_tx > 0,
+	      "no RNR NAK: %" PRIu64 " received, %" PRIu64 " sent",
+	      (uint64_t)p.side[SENDER].qp->cnt.rnr_naks_rx,
+	      (uint64_t)p.side[RECEIVER].qp->cnt.rnr_naks_tx);
+	CHECK(p.side[RECEIVER].qp->cnt.rnr_naks_tx <= 2000 / 40 + 1,
 	      "%" PRIu64 " RNR NAKs in 2 ms with a 40 us RNR timer",
-	      p.side[RECEIVER].qp->rnr_naks_tx);
+	      (uint64_t)p.side[RECEIVER].qp->cnt.rnr_naks_tx);
 	CHECK(h_post_recv(&p, RECEIVER, 1, &rsge, 1) == 0, "post_recv");
 	CHECK(h_settle(&p) == H_QUIET, "run did not settle");
 	h_expect_wc(p.side[SENDER].scq, "sender after RNR", 1, XR_WC_SUCCESS, XR_WC_SEND);
@@ -581,17 +584,18 @@ static void test_rnr_exhausted(void)
 			    XR_WC_SEND);
 		h_expect_wc(p.side[SENDER].scq, "the WR behind it", 2, XR_WC_WR_FLUSH_ERR,
 			    XR_WC_SEND);
-		CHECK(p.side[RECEIVER].qp->rnr_naks_tx == retry + 1u &&
+		CHECK(p.side[RECEIVER].qp->cnt.rnr_naks_tx == retry + 1u &&
 			  tc.rnr_naks[RECEIVER] == retry + 1u &&
-			  p.side[SENDER].qp->rnr_naks_rx == retry + 1u,
+			  p.side[SENDER].qp->cnt.rnr_naks_rx == retry + 1u,
 		      "rnr_retry %u: responder counted %" PRIu64 " RNR NAKs, %" PRIu64
 		      " on the wire, requester received %" PRIu64 ", want %u",
-		      retry, p.side[RECEIVER].qp->rnr_naks_tx, tc.rnr_naks[RECEIVER],
-		      p.side[SENDER].qp->rnr_naks_rx, retry + 1u);
+		      retry, (uint64_t)p.side[RECEIVER].qp->cnt.rnr_naks_tx, tc.rnr_naks[RECEIVER],
+		      (uint64_t)p.side[SENDER].qp->cnt.rnr_naks_rx, retry + 1u);
 		CHECK(p.side[SENDER].qp->pub.state == XR_QPS_ERR,
 		      "rnr_retry %u: sender in state %d", retry, p.side[SENDER].qp->pub.state);
-		CHECK(p.side[SENDER].qp->timeouts == 0, "rnr_retry %u: %" PRIu64 " ACK timeouts",
-		      retry, p.side[SENDER].qp->timeouts);
+		CHECK(p.side[SENDER].qp->cnt.timeouts == 0,
+		      "rnr_retry %u: %" PRIu64 " ACK timeouts", retry,
+		      (uint64_t)p.side[SENDER].qp->cnt.timeouts);
 		h_pair_destroy(&p);
 	}
 }
@@ -636,9 +640,9 @@ static void test_peer_gone(void)
 		h_expect_wc(p.side[SENDER].scq, "second WR", 1, XR_WC_WR_FLUSH_ERR, XR_WC_SEND);
 		h_expect_wc(p.side[SENDER].scq, "third WR", 2, XR_WC_WR_FLUSH_ERR, XR_WC_SEND);
 		h_expect_no_wc(p.side[SENDER].scq, "peer gone");
-		CHECK(p.side[SENDER].qp->timeouts == retry,
+		CHECK(p.side[SENDER].qp->cnt.timeouts == retry,
 		      "retry_cnt %u: %" PRIu64 " timeouts before giving up", retry,
-		      p.side[SENDER].qp->timeouts);
+		      (uint64_t)p.side[SENDER].qp->cnt.timeouts);
 		CHECK(tc.watch_hits == retry + 1u,
 		      "retry_cnt %u: first PSN transmitted %" PRIu64 " times, want %u", retry,
 		      tc.watch_hits, retry + 1u);
@@ -814,7 +818,7 @@ static void stream_over_bad_link(uint64_t seed, uint32_t recv_slots, uint64_t re
 	CHECK(p.side[RECEIVER].core->stats.rx_bad_icrc + p.side[RECEIVER].core->stats.rx_malformed >
 		  0,
 	      "seed %" PRIu64 ": no corrupted frame was rejected", seed);
-	CHECK(!repost_delay || p.side[RECEIVER].qp->rnr_naks_tx > 0,
+	CHECK(!repost_delay || p.side[RECEIVER].qp->cnt.rnr_naks_tx > 0,
 	      "seed %" PRIu64 ": a slow receiver, yet no RNR NAK", seed);
 	printf("  seed %" PRIu64 ": %.1f ms virtual; data %" PRIu64 " frames (%" PRIu64
 	       " lost, %" PRIu64 " dup, %" PRIu64 " reordered, %" PRIu64 " corrupt); acks %" PRIu64
@@ -822,8 +826,10 @@ static void stream_over_bad_link(uint64_t seed, uint32_t recv_slots, uint64_t re
 	       " seq NAKs, %" PRIu64 " RNR NAKs\n",
 	       seed, (double)(p.now - 1000000) / 1e6, c0->submitted, c0->dropped, c0->duplicated,
 	       c0->reordered, c0->corrupted, c1->submitted, c1->dropped,
-	       p.side[SENDER].qp->retransmits, p.side[SENDER].qp->timeouts,
-	       p.side[RECEIVER].qp->seq_naks_tx, p.side[RECEIVER].qp->rnr_naks_tx);
+	       (uint64_t)p.side[SENDER].qp->cnt.retransmits,
+	       (uint64_t)p.side[SENDER].qp->cnt.timeouts,
+	       (uint64_t)p.side[RECEIVER].qp->cnt.seq_naks_tx,
+	       (uint64_t)p.side[RECEIVER].qp->cnt.rnr_naks_tx);
 	h_pair_destroy(&p);
 	free(st);
 }

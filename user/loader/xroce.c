@@ -253,9 +253,10 @@ static int cmd_qps(const char *ifname)
 		    XR_QPN_BASE + i, e->state < 3 ? xdp_state_names[e->state] : "?", e->dest_qpn,
 		    (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
 		    (unsigned)(e->xdp_ack & XR_PSN_MASK), e->req_next_psn,
-		    (unsigned long long)e->rx_frames, (unsigned long long)e->tx_frames,
-		    (unsigned long long)e->retransmits, (unsigned long long)e->timeouts,
-		    (unsigned long long)e->acks_absorbed, (unsigned long long)e->dups_answered);
+		    (unsigned long long)e->rx_frames, (unsigned long long)e->counters.tx_frames,
+		    (unsigned long long)e->counters.retransmits,
+		    (unsigned long long)e->counters.timeouts, (unsigned long long)e->acks_absorbed,
+		    (unsigned long long)e->dups_answered);
 	}
 	if (!shown)
 		printf("no queue pairs open on %s\n", ifname);

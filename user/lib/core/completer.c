@@ -228,7 +228,7 @@ void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 		break;
 	case XR_AETH_RNR_NAK:
 		ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
-		qp->rnr_naks_rx++;
+		qp->cnt.rnr_naks_rx++;
 		qp->core->stats.rnr_naks_rx++;
 		if (qp->rnr_retry != 7) {
 			if (qp->rnr_left == 0) {
@@ -277,7 +277,7 @@ uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now)
 			return 0;
 		} else {
 			qp->retry_left--;
-			qp->timeouts++;
+			qp->cnt.timeouts++;
 			qp->core->stats.timeouts++;
 			qp->rd_resent = false;
 			cwnd_on_loss(qp, true);

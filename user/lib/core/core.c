@@ -116,7 +116,7 @@ void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_p
 	xr_pkt_seal(out);
 	core->port.tx_submit(core->port.ctx, out->frame, out->frame_len);
 	core->stats.tx_frames++;
-	qp->tx_frames++;
+	qp->cnt.tx_frames++;
 }
 
 static void put24(uint8_t *p, uint32_t v)

@@ -189,8 +189,8 @@ struct xr_qp_impl {
 	uint32_t rd_res_next; /* ring position of the next resource to use */
 
 	/* statistics */
-	uint64_t rx_frames, tx_frames, retransmits, rnr_naks_rx, rnr_naks_tx, seq_naks_tx,
-	    dup_requests, timeouts;
+	uint64_t rx_frames;
+	struct xr_qp_counters cnt; /* published in the QP's qp_table entry */
 };
 
 struct xr_core {

@@ -217,7 +217,7 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 void xr_requester_resend_read_atomic(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn)
 {
 	if (send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn)))
-		qp->retransmits++, qp->core->stats.retransmits++;
+		qp->cnt.retransmits++, qp->core->stats.retransmits++;
 }
 
 void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
@@ -233,7 +233,7 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
 			qp->tx_idx = i;
 			qp->tx_pkt = xr_psn_diff(psn, w->first_psn);
 			qp->tx_psn = psn;
-			qp->retransmits++, qp->core->stats.retransmits++;
+			qp->cnt.retransmits++, qp->core->stats.retransmits++;
 			return;
 		}
 	}

@@ -81,7 +81,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		if (qp->rq_tail == qp->rq_head || xr_cq_full(qp->rcq)) {
 			xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer,
 					 pkt->psn);
-			qp->rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
+			qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
 			return false;
 		}
 		r = xr_rq_at(qp, qp->rq_tail);
@@ -111,7 +111,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	/* No room to report the message: RNR, and the LAST packet comes again. */
 	if ((f & XR_OPF_LAST) && xr_cq_full(qp->rcq)) {
 		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
-		qp->rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
+		qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
 		return false;
 	}
 	xr_sgl_copy_in(r->sge, r->num_sge, qp->recv_off, pkt->payload, pkt->payload_len);
@@ -168,7 +168,7 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		if (f & XR_OPF_FIRST)
 			qp->write_active = false;
 		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
-		qp->rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
+		qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
 		return false;
 	}
 	if ((!(f & XR_OPF_LAST) && pkt->payload_len != qp->mtu) || pkt->payload_len > qp->mtu ||
@@ -341,12 +341,12 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 		if (!qp->nak_sent) {
 			xr_core_send_ack(qp->core, qp, XR_AETH_NAK | XR_NAK_PSN_SEQ_ERR, qp->epsn);
 			qp->nak_sent = true;
-			qp->seq_naks_tx++, qp->core->stats.seq_naks_tx++;
+			qp->cnt.seq_naks_tx++, qp->core->stats.seq_naks_tx++;
 		}
 		return;
 	}
 	if (d < 0) {
-		qp->dup_requests++, qp->core->stats.dup_requests++;
+		qp->cnt.dup_requests++, qp->core->stats.dup_requests++;
 		if (pkt->opflags & (XR_OPF_READ | XR_OPF_ATOMIC)) {
 			replay(qp, pkt);
 			return;

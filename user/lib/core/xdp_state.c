@@ -91,13 +91,7 @@ void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now)
 
 	if (!e)
 		return;
-	e->tx_frames = qp->tx_frames;
-	e->retransmits = qp->retransmits;
-	e->timeouts = qp->timeouts;
-	e->seq_naks_tx = qp->seq_naks_tx;
-	e->rnr_naks_tx = qp->rnr_naks_tx;
-	e->rnr_naks_rx = qp->rnr_naks_rx;
-	e->dup_requests = qp->dup_requests;
+	e->counters = qp->cnt;
 	if (!(e->fast_path & XR_XDP_FAST_ACK))
 		return;
 	psn = (uint32_t)__atomic_load_n(&e->xdp_ack, __ATOMIC_ACQUIRE) & XR_PSN_MASK;
