@@ -446,6 +446,53 @@ static void test_fence_and_solicited(void)
 	h_pair_destroy(&p);
 }
 
+/* Deregisters b's MR mid-transfer; a 1-byte stand-in keeps the fixture's teardown simple. */
+static void dereg_midway(struct h_pair *p, int side, struct h_buf *b)
+{
+	int err;
+
+	CHECK(xr_core_dereg_mr(b->mr) == 0, "dereg_mr");
+	b->mr = xr_core_reg_mr(p->side[side].pd, b->base, 1, XR_ACCESS_LOCAL_WRITE, &err);
+	CHECK(b->mr != NULL, "stand-in MR");
+}
+
+/* An MR deregistered in the middle of a WRITE or READ is never touched again. */
+static void test_dereg_midway(void)
+{
+	enum { LEN = 1 << 20 };
+
+	for (int op = 0; op < 2; op++) {
+		bool write = op == 0;
+		struct h_qp_opts o = h_default_opts();
+		struct h_pair p;
+		struct h_buf *local, *remote;
+		struct xr_sge sge;
+		uint8_t *snapshot = malloc(LEN);
+
+		h_setup(&p, 18, 16, &o); /* a shallow link: the transfer takes many steps */
+		local = h_buf(&p, REQ, LEN, XR_ACCESS_LOCAL_WRITE, 0x11);
+		remote = h_buf(&p, RSP, LEN, remote_all, 0x22);
+		sge = h_sge(local, 0, LEN);
+		CHECK(post_rdma(&p, 1, &sge, 1, write ? XR_WR_RDMA_WRITE : XR_WR_RDMA_READ,
+				(uintptr_t)remote->base, remote->mr->rkey, 0) == 0,
+		      "post");
+		h_run(&p, p.now + 20000, NULL, NULL);
+		dereg_midway(&p, RSP, remote);
+		memcpy(snapshot, remote->base, LEN);
+		h_settle(&p);
+		h_expect_wc(p.side[REQ].scq,
+			    write ? "WRITE into a deregistered MR" : "READ from a deregistered MR",
+			    1, XR_WC_REM_ACCESS_ERR, XR_WC_RDMA_WRITE);
+		CHECK(memcmp(snapshot, remote->base, LEN) == 0,
+		      "%s: the deregistered region changed", write ? "WRITE" : "READ");
+		if (!write)
+			CHECK(h_first_not(local->base + LEN / 2, LEN / 2, 0x11) < 0,
+			      "READ: the second half arrived although its MR was gone");
+		free(snapshot);
+		h_pair_destroy(&p);
+	}
+}
+
 int main(void)
 {
 	h_group("RDMA WRITE and WRITE with immediate, 0..1 MiB", test_write);
@@ -457,5 +504,7 @@ int main(void)
 		test_initiator_depth);
 	h_group("fence waits for the READ; solicited event bit on the last packet",
 		test_fence_and_solicited);
+	h_group("an MR deregistered mid-WRITE / mid-READ is never touched again",
+		test_dereg_midway);
 	return h_exit_status();
 }

@@ -162,6 +162,12 @@ static void read_atomic_response(struct xr_qp_impl *qp, const struct xr_pkt *pkt
 	w = wqe_of_psn(qp, psn);
 	if (!w || w->state == XR_SWQE_DONE || xr_psn_diff(psn, w->first_psn) < 0)
 		return;
+	/* The result lands in local memory: its MR must still be there. */
+	if (xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, XR_ACCESS_LOCAL_WRITE) !=
+	    XR_WC_SUCCESS) {
+		fail_at(qp, psn, XR_WC_LOC_PROT_ERR);
+		return;
+	}
 	if (pkt->opcode == XR_OP_RC_ATOMIC_ACK) {
 		uint8_t orig[8];
 		uint64_t v = pkt->atmack_orig;

@@ -113,6 +113,7 @@ struct xr_rd_resource {
 	uint32_t first_psn, last_psn;
 	uint32_t next_psn; /* next response to send; last_psn + 1 when all sent */
 	uint64_t va;
+	uint32_t rkey; /* checked again for every response: the MR may be gone */
 	uint32_t length;
 	uint64_t orig;	  /* atomic: the value before the operation */
 	uint8_t syndrome; /* ACK, or the NAK the request earned */
@@ -184,6 +185,7 @@ struct xr_qp_impl {
 	uint32_t recv_off;
 	bool write_active; /* a multi-packet WRITE is being placed */
 	uint64_t write_va;
+	uint32_t write_rkey; /* checked again for every packet: the MR may be gone */
 	uint32_t write_left, write_total;
 	struct xr_rd_resource rd_res[XR_MAX_RD_ATOMIC];
 	uint32_t rd_res_next; /* ring position of the next resource to use */
@@ -236,6 +238,9 @@ struct xr_mr *xr_core_mr_lookup(struct xr_core *core, uint32_t key);
 /* Checks an SGE against its MR: 0, or the completion status to report. */
 enum xr_wc_status xr_core_check_sge(struct xr_core *core, struct xr_pd *pd,
 				    const struct xr_sge *sge, int need_access);
+/* Checks every SGE of a list: 0, or the completion status to report. */
+enum xr_wc_status xr_core_check_sgl(struct xr_core *core, struct xr_pd *pd,
+				    const struct xr_sge *sge, int num_sge, int need_access);
 /* Copies between a scatter/gather list (already checked) and a flat buffer. */
 void xr_sgl_copy_out(const struct xr_sge *sge, int num_sge, uint32_t offset, uint8_t *dst,
 		     uint32_t len);

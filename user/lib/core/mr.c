@@ -109,6 +109,18 @@ enum xr_wc_status xr_core_check_sge(struct xr_core *core, struct xr_pd *pd,
 	return XR_WC_SUCCESS;
 }
 
+enum xr_wc_status xr_core_check_sgl(struct xr_core *core, struct xr_pd *pd,
+				    const struct xr_sge *sge, int num_sge, int need_access)
+{
+	for (int i = 0; i < num_sge; i++) {
+		enum xr_wc_status st = xr_core_check_sge(core, pd, &sge[i], need_access);
+
+		if (st != XR_WC_SUCCESS)
+			return st;
+	}
+	return XR_WC_SUCCESS;
+}
+
 /* Walks the list from offset, calling back with (sge pointer, length) spans. */
 #define SGL_WALK(sge, num_sge, offset, len, body)                                                  \
 	do {                                                                                       \

@@ -60,12 +60,10 @@ static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 {
 	/* READ and atomic results are written into the local buffers. */
 	int need = xr_wr_is_read_atomic(w->opcode) ? XR_ACCESS_LOCAL_WRITE : 0;
+	enum xr_wc_status st = xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, need);
 
-	for (int i = 0; i < w->num_sge; i++) {
-		enum xr_wc_status st = xr_core_check_sge(qp->core, qp->pub.pd, &w->sge[i], need);
-		if (st != XR_WC_SUCCESS)
-			return st;
-	}
+	if (st != XR_WC_SUCCESS)
+		return st;
 	if (xr_wr_is_atomic(w->opcode))
 		w->npkts = 1;
 	else
@@ -193,6 +191,14 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 		}
 		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > (int32_t)qp->cwnd)
 			break;
+		/* Again for every packet: an MR can be deregistered while its WQE is sent. */
+		if (qp->tx_pkt && xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) !=
+				      XR_WC_SUCCESS) {
+			xr_swqe_complete(w, XR_WC_LOC_PROT_ERR);
+			xr_qp_retire_sends(qp);
+			xr_qp_to_error(qp);
+			return sent;
+		}
 		if (!send_packet(qp, w, qp->tx_pkt))
 			break;
 		sent++;

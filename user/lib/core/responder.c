@@ -84,14 +84,6 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
 			return false;
 		}
-		r = xr_rq_at(qp, qp->rq_tail);
-		for (int i = 0; i < r->num_sge; i++) {
-			if (xr_core_check_sge(qp->core, qp->pub.pd, &r->sge[i],
-					      XR_ACCESS_LOCAL_WRITE) != XR_WC_SUCCESS) {
-				fatal(qp, pkt, XR_NAK_REMOTE_OP_ERR, XR_WC_LOC_PROT_ERR);
-				return false;
-			}
-		}
 		qp->recv_active = true;
 		qp->recv_off = 0;
 	} else if (!qp->recv_active) {
@@ -112,6 +104,12 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	if ((f & XR_OPF_LAST) && xr_cq_full(qp->rcq)) {
 		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
 		qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
+		return false;
+	}
+	/* Checked for every packet: an MR can be deregistered in the middle of a message. */
+	if (xr_core_check_sgl(qp->core, qp->pub.pd, r->sge, r->num_sge, XR_ACCESS_LOCAL_WRITE) !=
+	    XR_WC_SUCCESS) {
+		fatal(qp, pkt, XR_NAK_REMOTE_OP_ERR, XR_WC_LOC_PROT_ERR);
 		return false;
 	}
 	xr_sgl_copy_in(r->sge, r->num_sge, qp->recv_off, pkt->payload, pkt->payload_len);
@@ -158,6 +156,7 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		}
 		qp->write_active = true;
 		qp->write_va = pkt->reth_va;
+		qp->write_rkey = pkt->reth_rkey;
 		qp->write_left = qp->write_total = pkt->reth_len;
 	} else if (!qp->write_active) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
@@ -175,6 +174,11 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	    pkt->payload_len > qp->write_left ||
 	    ((f & XR_OPF_LAST) && pkt->payload_len != qp->write_left)) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+		return false;
+	}
+	if (pkt->payload_len && !check_remote(qp, qp->write_rkey, qp->write_va, pkt->payload_len,
+					      XR_ACCESS_REMOTE_WRITE)) {
+		fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
 		return false;
 	}
 	if (pkt->payload_len)
@@ -222,6 +226,7 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		}
 		res = new_resource(qp);
 		res->va = pkt->reth_va;
+		res->rkey = pkt->reth_rkey;
 		res->length = pkt->reth_len;
 		res->first_psn = pkt->psn;
 		res->last_psn =
@@ -277,6 +282,14 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 			bth.opcode = XR_OP_RC_READ_RESPONSE_LAST;
 		else
 			bth.opcode = XR_OP_RC_READ_RESPONSE_MIDDLE;
+	}
+	if (len && !check_remote(qp, res->rkey, res->va + off, len, XR_ACCESS_REMOTE_READ)) {
+		/* The MR went away after the READ was accepted: nothing is read from it. */
+		res->valid = false;
+		xr_core_send_ack(qp->core, qp, XR_AETH_NAK | XR_NAK_REMOTE_ACCESS_ERR,
+				 res->next_psn);
+		xr_qp_to_error(qp);
+		return false;
 	}
 	if (!xr_core_frame_begin(qp->core, qp, &bth, len, &out))
 		return false;
