@@ -3,7 +3,8 @@
  * What the two-process end-to-end tests share besides tool_common.h: a
  * verdict with the first failure or a summary, data patterns that show a
  * shifted or reordered copy, posting and checks of completions, the
- * out-of-band connection and the command line.
+ * out-of-band connection and the command line, and the driver of the tests
+ * that run a table of cases in lockstep (send_e2e, rdma_e2e).
  */
 #ifndef XROCE_E2E_COMMON_H
 #define XROCE_E2E_COMMON_H
@@ -175,6 +176,459 @@ static inline bool e2e_parse_args(int argc, char **argv, struct e2e_args *a)
 		args += 2;
 	}
 	return argc == args && a->port > 0 && a->port <= 65535;
+}
+
+/* ---- this side's device and QP pairs ----------------------------------------- */
+
+/* This side's device: what every QP is created and connected with. */
+struct e2e_port {
+	struct xr_device *dev;
+	struct xr_pd *pd;
+	union xr_gid gid;
+	int gid_index;
+	enum xr_mtu mtu_enum; /* the device's, then the one agreed with the peer */
+};
+
+/* One side of an RC QP pair, with CQs of its own. */
+struct e2e_qp_end {
+	struct xr_cq *send_cq;
+	struct xr_cq *recv_cq;
+	struct xr_qp *qp;
+	uint32_t psn;
+	uint32_t peer_psn; /* the peer's first PSN, once connected */
+};
+
+/* Opens ifname's device, its IPv4 GID and a PD into *p; -1 after saying why. */
+static inline int e2e_open_port(const char *prog, const char *ifname, struct e2e_port *p)
+{
+	struct xr_device_attr dev_attr;
+
+	p->dev = xr_open_device(ifname, NULL);
+	if (!p->dev) {
+		fprintf(stderr, "%s: couldn't open the xroce device of %s: %s\n", prog, ifname,
+			strerror(errno));
+		return -1;
+	}
+	p->gid_index = find_ipv4_gid(p->dev, &dev_attr, &p->gid);
+	if (p->gid_index < 0) {
+		fprintf(stderr, "%s: no IPv4 GID on %s: %s\n", prog, ifname,
+			strerror(-p->gid_index));
+		return -1;
+	}
+	p->mtu_enum = dev_attr.active_mtu;
+	p->pd = xr_alloc_pd(p->dev);
+	if (!p->pd) {
+		fprintf(stderr, "%s: couldn't allocate a PD: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static inline void e2e_close_port(struct e2e_port *p)
+{
+	if (p->pd)
+		xr_dealloc_pd(p->pd);
+	if (p->dev)
+		xr_close_device(p->dev);
+}
+
+/* Creates an RC QP with its CQs and moves it to INIT with access; -1 after saying why. */
+static inline int e2e_create_qp_end(const char *prog, const struct e2e_port *p,
+				    struct e2e_qp_end *end, uint32_t send_wr, uint32_t recv_wr,
+				    uint32_t max_sge, int access)
+{
+	struct xr_qp_init_attr init = {
+	    .cap = {.max_send_wr = send_wr,
+		    .max_recv_wr = recv_wr,
+		    .max_send_sge = max_sge,
+		    .max_recv_sge = max_sge},
+	    .qp_type = XR_QPT_RC,
+	};
+	int ret;
+
+	end->send_cq = xr_create_cq(p->dev, 2 * send_wr, NULL);
+	end->recv_cq = xr_create_cq(p->dev, 2 * recv_wr, NULL);
+	if (!end->send_cq || !end->recv_cq) {
+		fprintf(stderr, "%s: couldn't create CQ: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	init.send_cq = end->send_cq;
+	init.recv_cq = end->recv_cq;
+	end->qp = xr_create_qp(p->pd, &init);
+	if (!end->qp) {
+		fprintf(stderr, "%s: couldn't create QP: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	ret = qp_to_init(end->qp, 1, access);
+	if (ret) {
+		fprintf(stderr, "%s: couldn't move QP to INIT: %s\n", prog, strerror(-ret));
+		return -1;
+	}
+	end->psn = lrand48() & 0xffffff;
+	return 0;
+}
+
+static inline void e2e_destroy_qp_end(struct e2e_qp_end *end)
+{
+	if (end->qp)
+		xr_destroy_qp(end->qp);
+	if (end->send_cq)
+		xr_destroy_cq(end->send_cq);
+	if (end->recv_cq)
+		xr_destroy_cq(end->recv_cq);
+}
+
+/*
+ * Lowers p's path MTU to the peer's when that is smaller; -1 after saying
+ * why when the peer's is no MTU code.
+ */
+static inline int e2e_agree_mtu(const char *prog, struct e2e_port *p, uint32_t peer_mtu_enum)
+{
+	if (peer_mtu_enum < XR_MTU_256 || peer_mtu_enum > XR_MTU_4096) {
+		fprintf(stderr, "%s: peer sent path MTU code %u\n", prog, peer_mtu_enum);
+		return -1;
+	}
+	if (peer_mtu_enum < p->mtu_enum)
+		p->mtu_enum = peer_mtu_enum;
+	return 0;
+}
+
+/* Connects end to the peer's QP (to RTS), rd_atomic deep each way; -1 after saying why. */
+static inline int e2e_connect_qp(const char *prog, const struct e2e_port *p, struct e2e_qp_end *end,
+				 uint8_t rd_atomic, uint32_t dest_qpn, uint32_t dest_psn,
+				 const union xr_gid *dgid)
+{
+	struct qp_rtr_attr rtr = {
+	    .path_mtu = p->mtu_enum,
+	    .dest_qpn = dest_qpn,
+	    .rq_psn = dest_psn,
+	    .dgid = *dgid,
+	    .sgid_index = (uint8_t)p->gid_index,
+	    .port_num = 1,
+	    .hop_limit = 64,
+	    .max_dest_rd_atomic = rd_atomic,
+	    .min_rnr_timer = 1,
+	};
+	const char *failed;
+	int ret = qp_connect(end->qp, &rtr, end->psn, rd_atomic, &failed);
+
+	end->peer_psn = dest_psn;
+	if (ret)
+		fprintf(stderr, "%s: couldn't move QP to %s: %s\n", prog, failed, strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+static inline uint32_t e2e_mtu_bytes(enum xr_mtu mtu)
+{
+	return 128u << mtu;
+}
+
+/* ---- the lockstep case driver ---------------------------------------------- */
+
+/* Bounds on the driver's out-of-band waits. */
+#define E2E_ACCEPT_TIMEOUT_MS 30000
+#define E2E_CONNECT_RETRY_MS 20000
+#define E2E_OOB_TIMEOUT_MS 30000
+
+#define E2E_MAX_CASES 64
+
+/*
+ * The context of a test that uses the driver: each such test defines struct
+ * e2e_ctx itself; the driver only hands it back to the test's callbacks.
+ */
+struct e2e_ctx;
+
+/* Where the server lets the client aim in a case. */
+struct e2e_target {
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+/* One case; both sides build the same table from the agreed path MTU. */
+struct e2e_case {
+	char name[48];
+	int kind; /* index into the test's e2e_case_ops */
+	uint32_t size;
+	uint32_t seed;
+	int param; /* the test's own, e.g. which error case */
+};
+
+struct e2e_case_ops {
+	/* Server, first: gets ready for the client; false when the client must not act. */
+	bool (*prepare)(struct e2e_ctx *c, const struct e2e_case *tc, int idx, struct e2e_target *t,
+			struct report *r);
+	/* Client, once the server is ready. */
+	void (*act)(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+		    const struct e2e_target *t, struct report *r);
+	/* Server, when prepare succeeded. */
+	void (*check)(struct e2e_ctx *c, const struct e2e_case *tc, int idx, struct report *r);
+};
+
+struct e2e_driver {
+	const char *prog;
+	unsigned int default_port;
+	/* What each side is in a case's line, e.g. "receiver" and "sender". */
+	const char *server_part, *client_part;
+	/* Why the client did not act when the server could not prepare. */
+	const char *not_prepared;
+	int name_width;
+	/* The sync messages carry where the client may aim (struct e2e_target). */
+	bool sync_carries_target;
+	/* The server checks only once the client's verdict is in (what the client did must be
+	 * over). */
+	bool check_after_act;
+	/* The longest one side may wait for the other's next sync message. */
+	int peer_step_timeout_ms;
+	const struct e2e_case_ops *ops; /* indexed by e2e_case.kind */
+	/* Opens the device and creates this side's QPs; -1 after saying why. */
+	int (*setup)(struct e2e_ctx *c, const struct e2e_args *args);
+	/* This side's QPs to the peer, and the peer's into c: 0 or a negative errno. */
+	int (*send_hello)(struct e2e_ctx *c, int fd);
+	int (*recv_hello)(struct e2e_ctx *c, int fd);
+	/* Connects to the QPs recv_hello read; -1 after saying why. */
+	int (*connect)(struct e2e_ctx *c);
+	/* Fills cases (at most E2E_MAX_CASES), returns how many. */
+	int (*build_cases)(struct e2e_ctx *c, struct e2e_case *cases);
+	/* Frees whatever setup got, also after a partial setup. */
+	void (*teardown)(struct e2e_ctx *c);
+};
+
+static inline void e2e_add_case(struct e2e_case *cases, int *n, int kind, uint32_t size,
+				const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static inline void e2e_add_case(struct e2e_case *cases, int *n, int kind, uint32_t size,
+				const char *fmt, ...)
+{
+	struct e2e_case *tc = &cases[(*n)++];
+	va_list ap;
+
+	*tc = (struct e2e_case){.kind = kind, .size = size, .seed = 0x1000u * (uint32_t)*n + size};
+	va_start(ap, fmt);
+	vsnprintf(tc->name, sizeof(tc->name), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Sync message kinds. The client's verdict is always E2E_SYNC_VERDICT; the
+ * server's is E2E_SYNC_LATE_VERDICT when it checks after the client.
+ */
+enum e2e_sync_kind {
+	E2E_SYNC_READY = 1,
+	E2E_SYNC_VERDICT = 2,
+	E2E_SYNC_LATE_VERDICT = 3,
+};
+
+struct e2e_sync {
+	bool ok;
+	struct e2e_target target;
+};
+
+static inline int e2e_send_sync(const struct e2e_driver *d, int fd, enum e2e_sync_kind kind,
+				int idx, const struct e2e_sync *m)
+{
+	uint32_t msg[6] = {htonl(kind),
+			   htonl((uint32_t)idx),
+			   htonl(m->ok),
+			   htonl(m->target.rkey),
+			   htonl((uint32_t)(m->target.addr >> 32)),
+			   htonl((uint32_t)m->target.addr)};
+	size_t len = d->sync_carries_target ? sizeof(msg) : 3 * sizeof(msg[0]);
+
+	return oob_write_full(fd, msg, len, tool_now_ms() + E2E_OOB_TIMEOUT_MS);
+}
+
+static inline int e2e_recv_sync(const struct e2e_driver *d, int fd, enum e2e_sync_kind kind,
+				int idx, struct e2e_sync *m)
+{
+	uint32_t msg[6];
+	size_t len = d->sync_carries_target ? sizeof(msg) : 3 * sizeof(msg[0]);
+	int ret = oob_read_full(fd, msg, len, tool_now_ms() + d->peer_step_timeout_ms);
+
+	if (ret)
+		return ret;
+	if (ntohl(msg[0]) != (uint32_t)kind || ntohl(msg[1]) != (uint32_t)idx)
+		return -EPROTO;
+	m->ok = ntohl(msg[2]) != 0;
+	if (d->sync_carries_target) {
+		m->target.rkey = ntohl(msg[3]);
+		m->target.addr = (uint64_t)ntohl(msg[4]) << 32 | ntohl(msg[5]);
+	}
+	return 0;
+}
+
+#define E2E_HELLO_MAX_WORDS 32
+
+/*
+ * A hello, what each side tells the other of its QPs before the cases: an
+ * 8-byte magic, nwords 32-bit words in network order, then the GID.
+ */
+static inline int e2e_send_hello(int fd, const char *magic, const uint32_t *words, int nwords,
+				 const union xr_gid *gid)
+{
+	uint8_t msg[8 + 4 * E2E_HELLO_MAX_WORDS + 16];
+
+	memcpy(msg, magic, 8);
+	for (int i = 0; i < nwords; i++) {
+		uint32_t word = htonl(words[i]);
+
+		memcpy(msg + 8 + 4 * i, &word, 4);
+	}
+	memcpy(msg + 8 + 4 * nwords, gid->raw, 16);
+	return oob_write_full(fd, msg, 8 + 4 * (size_t)nwords + 16,
+			      tool_now_ms() + E2E_OOB_TIMEOUT_MS);
+}
+
+/* Reads the peer's hello into words (host order) and gid; -EPROTO when the magic differs. */
+static inline int e2e_recv_hello(int fd, const char *magic, uint32_t *words, int nwords,
+				 union xr_gid *gid)
+{
+	uint8_t msg[8 + 4 * E2E_HELLO_MAX_WORDS + 16];
+	int ret =
+	    oob_read_full(fd, msg, 8 + 4 * (size_t)nwords + 16, tool_now_ms() + E2E_OOB_TIMEOUT_MS);
+
+	if (ret)
+		return ret;
+	if (memcmp(msg, magic, 8))
+		return -EPROTO;
+	for (int i = 0; i < nwords; i++) {
+		memcpy(&words[i], msg + 8 + 4 * i, 4);
+		words[i] = ntohl(words[i]);
+	}
+	memcpy(gid->raw, msg + 8 + 4 * nwords, 16);
+	return 0;
+}
+
+/* Server: read the client's QPs, connect ours, then tell the client. Client: the reverse. */
+static inline int e2e_exchange_hellos(const struct e2e_driver *d, struct e2e_ctx *c, bool is_server,
+				      int fd)
+{
+	int ret;
+
+	if (is_server) {
+		ret = d->recv_hello(c, fd);
+		if (ret) {
+			fprintf(stderr, "%s: couldn't read the client's QPs: %s\n", d->prog,
+				oob_error(ret));
+			return -1;
+		}
+		if (d->connect(c))
+			return -1;
+		ret = d->send_hello(c, fd);
+		if (ret) {
+			fprintf(stderr, "%s: couldn't send our QPs: %s\n", d->prog, oob_error(ret));
+			return -1;
+		}
+		return 0;
+	}
+	ret = d->send_hello(c, fd);
+	if (!ret)
+		ret = d->recv_hello(c, fd);
+	if (ret) {
+		fprintf(stderr, "%s: exchange with the server failed: %s\n", d->prog,
+			oob_error(ret));
+		return -1;
+	}
+	return d->connect(c);
+}
+
+/*
+ * Runs case idx on this side: the server prepares and says "ready", the
+ * client acts, the server checks, and the verdicts are exchanged. Returns
+ * the verdict of both sides, or -1 when the peer cannot be reached.
+ */
+static inline int e2e_run_case(const struct e2e_driver *d, struct e2e_ctx *c,
+			       const struct e2e_args *a, int fd, const struct e2e_case *tc, int idx)
+{
+	const struct e2e_case_ops *ops = &d->ops[tc->kind];
+	enum e2e_sync_kind server_verdict =
+	    d->check_after_act ? E2E_SYNC_LATE_VERDICT : E2E_SYNC_VERDICT;
+	struct e2e_sync mine = {0}, peer = {0};
+	struct report r = {0};
+	int ret;
+
+	if (a->is_server) {
+		mine.ok = ops->prepare(c, tc, idx, &mine.target, &r);
+		ret = e2e_send_sync(d, fd, E2E_SYNC_READY, idx, &mine);
+		if (!ret && d->check_after_act)
+			ret = e2e_recv_sync(d, fd, E2E_SYNC_VERDICT, idx, &peer);
+		/* Checked even when the client failed: what the server saw tells why. */
+		if (!ret && mine.ok)
+			ops->check(c, tc, idx, &r);
+		mine.ok = !r.failed;
+		if (!ret)
+			ret = e2e_send_sync(d, fd, server_verdict, idx, &mine);
+		if (!ret && !d->check_after_act)
+			ret = e2e_recv_sync(d, fd, E2E_SYNC_VERDICT, idx, &peer);
+	} else {
+		struct e2e_sync ready = {0};
+
+		ret = e2e_recv_sync(d, fd, E2E_SYNC_READY, idx, &ready);
+		if (!ret && !ready.ok)
+			report_fail(&r, "not run: %s", d->not_prepared);
+		else if (!ret)
+			ops->act(c, tc, idx, &ready.target, &r);
+		mine.ok = !r.failed;
+		if (!ret)
+			ret = e2e_send_sync(d, fd, E2E_SYNC_VERDICT, idx, &mine);
+		if (!ret)
+			ret = e2e_recv_sync(d, fd, server_verdict, idx, &peer);
+	}
+	if (ret) {
+		fprintf(stderr, "%s: %s: lost the peer during case \"%s\": %s\n", d->prog, a->role,
+			tc->name, oob_error(ret));
+		return -1;
+	}
+	printf("[%s] %-4s %-*s %s: %s; peer %s\n", a->role, r.failed ? "FAIL" : "ok", d->name_width,
+	       tc->name, a->is_server ? d->server_part : d->client_part, r.detail,
+	       peer.ok ? "ok" : "FAIL");
+	return !r.failed && peer.ok;
+}
+
+/*
+ * The whole of a lockstep test: command line, setup, the out-of-band
+ * handshake, every case and the summary. Returns the exit status: 2 on a
+ * usage error, 1 when setup or any case failed on either side.
+ */
+static inline int e2e_main(int argc, char **argv, const struct e2e_driver *d, struct e2e_ctx *c)
+{
+	struct e2e_case cases[E2E_MAX_CASES];
+	struct e2e_args args = {.port = d->default_port};
+	int fd = -1, ncases, failed = 0;
+
+	if (!e2e_parse_args(argc, argv, &args)) {
+		fprintf(stderr,
+			"usage: %s server IFNAME [-p PORT]\n"
+			"       %s client IFNAME SERVER_IP [-p PORT]\n",
+			d->prog, d->prog);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	srand48(getpid() ^ time(NULL));
+
+	if (!d->setup(c, &args))
+		fd = e2e_oob_open(args.server_ip, args.port, E2E_ACCEPT_TIMEOUT_MS,
+				  E2E_CONNECT_RETRY_MS, E2E_OOB_TIMEOUT_MS);
+	if (fd < 0 || e2e_exchange_hellos(d, c, args.is_server, fd)) {
+		if (fd >= 0)
+			close(fd);
+		d->teardown(c);
+		return 1;
+	}
+	ncases = d->build_cases(c, cases);
+	for (int i = 0; i < ncases; i++) {
+		int verdict = e2e_run_case(d, c, &args, fd, &cases[i], i);
+
+		if (verdict < 0) {
+			failed += ncases - i;
+			break;
+		}
+		failed += !verdict;
+	}
+	printf("[%s] %s: %d of %d cases failed\n", args.role, failed ? "FAIL" : "PASS", failed,
+	       ncases);
+	close(fd);
+	d->teardown(c);
+	return failed ? 1 : 0;
 }
 
 #endif /* XROCE_E2E_COMMON_H */

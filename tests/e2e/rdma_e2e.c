@@ -23,10 +23,7 @@
 #define PROG "rdma_e2e"
 #define DEFAULT_PORT 18781
 
-/* Bounds on every wait. */
-#define ACCEPT_TIMEOUT_MS 30000
-#define CONNECT_RETRY_MS 20000
-#define OOB_TIMEOUT_MS 30000
+/* Bounds on every wait (the out-of-band ones are the driver's). */
 #define CASE_TIMEOUT_MS 20000
 #define STATE_CHANGE_TIMEOUT_MS 2000
 /* How long "no completion" and "nothing arrived" are watched for. */
@@ -155,35 +152,28 @@ static const struct atomic_spec atomic_specs[] = {
 		  0x0000000100000020ull, 0, 0x0000000300000010ull},
 };
 
-struct test_case {
-	char name[48];
-	enum case_kind kind;
-	uint32_t size;
-	uint32_t seed;
-	int err; /* CASE_ERROR: index in err_cases and of the QP pair */
+/*
+ * build_cases makes 3 kinds x 5 sizes, 4 more, and one per error case (whose
+ * e2e_case.param is its index in err_cases and of its QP pair).
+ */
+_Static_assert(3 * 5 + 4 + N_ERR_CASES <= E2E_MAX_CASES, "too many cases for the driver");
+
+#define HELLO_MAGIC "XRRDMA01"
+#define N_PAIRS (1 + N_ERR_CASES)
+/* Magic, path MTU enum, pair count, then QPN and PSN of every pair, then the GID. */
+#define HELLO_WORDS (2 + 2 * N_PAIRS)
+_Static_assert(HELLO_WORDS <= E2E_HELLO_MAX_WORDS, "too many QP pairs for a hello");
+
+struct hello {
+	uint32_t mtu_enum;
+	uint32_t qpn[N_PAIRS], psn[N_PAIRS];
+	union xr_gid gid;
 };
 
-#define MAX_CASES (4 * 5 + 4 + N_ERR_CASES)
-
-struct qp_end {
-	struct xr_cq *send_cq;
-	struct xr_cq *recv_cq;
-	struct xr_qp *qp;
-	uint32_t psn;
-	uint32_t peer_psn;
-};
-
-/* Where the server lets the client aim in a case. */
-struct target_info {
-	uint64_t addr;
-	uint32_t rkey;
-};
-
-struct ctx {
+struct e2e_ctx {
 	bool is_server;
 	const char *role;
-	struct xr_device *dev;
-	struct xr_pd *pd;
+	struct e2e_port port;
 	struct xr_pd *other_pd;
 	/* Server: the target memory. Client: the local source and landing area. */
 	uint8_t *buf;
@@ -194,16 +184,13 @@ struct ctx {
 	uint8_t *err_buf;
 	struct xr_mr *err_mrs[KEY_COUNT];
 	uint32_t stale_rkey;
-	struct qp_end main;
-	struct qp_end err[N_ERR_CASES];
-	union xr_gid gid;
-	int gid_index;
-	enum xr_mtu mtu_enum;
+	struct e2e_qp_end main;
+	struct e2e_qp_end err[N_ERR_CASES];
 	uint32_t mtu;
 	/* Server: wr_ids of the receives posted on the main QP, oldest first. */
 	uint64_t recv_fifo[RECV_FIFO];
 	unsigned int recv_head, recv_tail;
-	int oob_fd;
+	struct hello peer;
 };
 
 /*
@@ -287,7 +274,7 @@ static bool post_one_recv(struct xr_qp *qp, uint64_t wr_id, struct report *r)
 }
 
 static struct xr_send_wr rdma_wr(uint64_t wr_id, enum xr_wr_opcode opcode, struct xr_sge *sge,
-				 const struct target_info *t)
+				 const struct e2e_target *t)
 {
 	struct xr_send_wr wr = {
 	    .wr_id = wr_id,
@@ -304,7 +291,7 @@ static struct xr_send_wr rdma_wr(uint64_t wr_id, enum xr_wr_opcode opcode, struc
 }
 
 static struct xr_send_wr atomic_wr(uint64_t wr_id, enum xr_wr_opcode opcode, struct xr_sge *sge,
-				   const struct target_info *t, uint64_t compare_add, uint64_t swap)
+				   const struct e2e_target *t, uint64_t compare_add, uint64_t swap)
 {
 	struct xr_send_wr wr = {
 	    .wr_id = wr_id,
@@ -322,7 +309,7 @@ static struct xr_send_wr atomic_wr(uint64_t wr_id, enum xr_wr_opcode opcode, str
 }
 
 /* Posts one WR on qp and waits for its completion, which must be (status, opcode). */
-static bool run_wr(struct qp_end *end, struct xr_send_wr *wr, enum xr_wc_status status,
+static bool run_wr(struct e2e_qp_end *end, struct xr_send_wr *wr, enum xr_wc_status status,
 		   enum xr_wc_opcode opcode, struct report *r)
 {
 	struct xr_wc wc;
@@ -331,7 +318,7 @@ static bool run_wr(struct qp_end *end, struct xr_send_wr *wr, enum xr_wc_status 
 	       check_wc(&wc, wr->wr_id, status, opcode, r);
 }
 
-static void recv_fifo_push(struct ctx *c, uint64_t wr_id)
+static void recv_fifo_push(struct e2e_ctx *c, uint64_t wr_id)
 {
 	c->recv_fifo[c->recv_tail++ % RECV_FIFO] = wr_id;
 }
@@ -342,12 +329,12 @@ static void recv_fifo_push(struct ctx *c, uint64_t wr_id)
  * The server keeps a receive posted on the main QP at all times (the sentinel,
  * then one per WRITE with immediate): a plain WRITE that consumed one would show.
  */
-static bool write_prepare(struct ctx *c, const struct test_case *tc, int idx, struct target_info *t,
-			  struct report *r)
+static bool write_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			  struct e2e_target *t, struct report *r)
 {
 	memset(c->buf, CANARY, BUF_SIZE);
-	*t = (struct target_info){.addr = (uintptr_t)c->buf + GUARD + TARGET_SKEW,
-				  .rkey = c->mr->rkey};
+	*t = (struct e2e_target){.addr = (uintptr_t)c->buf + GUARD + TARGET_SKEW,
+				 .rkey = c->mr->rkey};
 	if (tc->kind != CASE_WRITE_IMM)
 		return true;
 	if (!post_one_recv(c->main.qp, case_wr_id(idx, 0), r))
@@ -356,8 +343,8 @@ static bool write_prepare(struct ctx *c, const struct test_case *tc, int idx, st
 	return true;
 }
 
-static void write_act(struct ctx *c, const struct test_case *tc, int idx,
-		      const struct target_info *t, struct report *r)
+static void write_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+		      const struct e2e_target *t, struct report *r)
 {
 	uint8_t *src = c->buf + GUARD + LOCAL_SKEW;
 	struct xr_sge sge = sge_of(c->mr, src, tc->size);
@@ -372,7 +359,7 @@ static void write_act(struct ctx *c, const struct test_case *tc, int idx,
 	report_ok(r, "%s completed with success", imm ? "WRITE_IMM" : "WRITE");
 }
 
-static void write_check(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void write_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx, struct report *r)
 {
 	struct xr_wc wc;
 	uint64_t expected_wr_id;
@@ -410,8 +397,8 @@ static void write_check(struct ctx *c, const struct test_case *tc, int idx, stru
 
 /* ---- READ ----------------------------------------------------------------- */
 
-static bool read_prepare(struct ctx *c, const struct test_case *tc, int idx, struct target_info *t,
-			 struct report *r)
+static bool read_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			 struct e2e_target *t, struct report *r)
 {
 	uint32_t len = tc->kind == CASE_READ_BATCH ? READ_BATCH * tc->size : tc->size;
 
@@ -419,13 +406,13 @@ static bool read_prepare(struct ctx *c, const struct test_case *tc, int idx, str
 	(void)r;
 	memset(c->buf, CANARY, BUF_SIZE);
 	fill_pattern(c->buf + GUARD + TARGET_SKEW, tc->seed, 0, len);
-	*t = (struct target_info){.addr = (uintptr_t)c->buf + GUARD + TARGET_SKEW,
-				  .rkey = c->mr->rkey};
+	*t = (struct e2e_target){.addr = (uintptr_t)c->buf + GUARD + TARGET_SKEW,
+				 .rkey = c->mr->rkey};
 	return true;
 }
 
-static void read_act(struct ctx *c, const struct test_case *tc, int idx,
-		     const struct target_info *t, struct report *r)
+static void read_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+		     const struct e2e_target *t, struct report *r)
 {
 	struct xr_sge sge = sge_of(c->mr, c->buf + GUARD + LOCAL_SKEW, tc->size);
 	struct xr_send_wr wr = rdma_wr(case_wr_id(idx, 0), XR_WR_RDMA_READ, &sge, t);
@@ -440,8 +427,8 @@ static void read_act(struct ctx *c, const struct test_case *tc, int idx,
 }
 
 /* READ k lands in slot READ_BATCH - 1 - k: a READ answered with another's data shows. */
-static void read_batch_act(struct ctx *c, const struct test_case *tc, int idx,
-			   const struct target_info *t, struct report *r)
+static void read_batch_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			   const struct e2e_target *t, struct report *r)
 {
 	struct xr_send_wr wrs[READ_BATCH];
 	struct xr_sge sges[READ_BATCH];
@@ -451,7 +438,7 @@ static void read_batch_act(struct ctx *c, const struct test_case *tc, int idx,
 
 	memset(c->buf, CANARY, BUF_SIZE);
 	for (int k = 0; k < READ_BATCH; k++) {
-		struct target_info tk = {.addr = t->addr + (uint64_t)k * tc->size, .rkey = t->rkey};
+		struct e2e_target tk = {.addr = t->addr + (uint64_t)k * tc->size, .rkey = t->rkey};
 
 		sges[k] = sge_of(c->mr, land + (size_t)(READ_BATCH - 1 - k) * tc->size, tc->size);
 		wrs[k] = rdma_wr(case_wr_id(idx, k), XR_WR_RDMA_READ, &sges[k], &tk);
@@ -489,7 +476,7 @@ static void read_batch_act(struct ctx *c, const struct test_case *tc, int idx,
 }
 
 /* A READ must leave its source as it was. */
-static void read_check(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void read_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx, struct report *r)
 {
 	uint32_t len = tc->kind == CASE_READ_BATCH ? READ_BATCH * tc->size : tc->size;
 
@@ -509,8 +496,8 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
-static bool atomic_prepare(struct ctx *c, const struct test_case *tc, int idx,
-			   struct target_info *t, struct report *r)
+static bool atomic_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			   struct e2e_target *t, struct report *r)
 {
 	uint64_t initial = atomic_specs[tc->kind].initial;
 
@@ -518,13 +505,13 @@ static bool atomic_prepare(struct ctx *c, const struct test_case *tc, int idx,
 	(void)r;
 	memset(c->buf, CANARY, BUF_SIZE);
 	memcpy(c->buf + ATOMIC_OFFSET, &initial, sizeof(initial));
-	*t = (struct target_info){.addr = (uintptr_t)c->buf + ATOMIC_OFFSET, .rkey = c->mr->rkey};
+	*t = (struct e2e_target){.addr = (uintptr_t)c->buf + ATOMIC_OFFSET, .rkey = c->mr->rkey};
 	return true;
 }
 
 /* Checks the original value returned and, by READ, the new target value. */
-static void atomic_act(struct ctx *c, const struct test_case *tc, int idx,
-		       const struct target_info *t, struct report *r)
+static void atomic_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+		       const struct e2e_target *t, struct report *r)
 {
 	const struct atomic_spec *s = &atomic_specs[tc->kind];
 	struct xr_sge result = sge_of(c->mr, c->buf + RESULT_OFFSET, 8);
@@ -560,7 +547,7 @@ static void atomic_act(struct ctx *c, const struct test_case *tc, int idx,
 	report_ok(r, "returned 0x%016" PRIx64 ", READ back 0x%016" PRIx64, returned, now);
 }
 
-static void atomic_check(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void atomic_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx, struct report *r)
 {
 	const struct atomic_spec *s = &atomic_specs[tc->kind];
 	uint64_t now = load64(c->buf + ATOMIC_OFFSET);
@@ -580,19 +567,19 @@ static void atomic_check(struct ctx *c, const struct test_case *tc, int idx, str
 
 /* ---- error cases ----------------------------------------------------------- */
 
-static bool error_prepare(struct ctx *c, const struct test_case *tc, int idx, struct target_info *t,
-			  struct report *r)
+static bool error_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			  struct e2e_target *t, struct report *r)
 {
-	const struct err_case *e = &err_cases[tc->err];
+	const struct err_case *e = &err_cases[tc->param];
 	uint32_t rkey = e->key == KEY_STALE ? c->stale_rkey : c->err_mrs[e->key]->rkey;
 
 	memset(c->err_buf, CANARY, ERR_BUF_SIZE);
-	*t = (struct target_info){.addr = (uintptr_t)c->err_buf + GUARD + e->offset, .rkey = rkey};
+	*t = (struct e2e_target){.addr = (uintptr_t)c->err_buf + GUARD + e->offset, .rkey = rkey};
 	/* A receive that a request which was never to be sent would consume. */
-	return e->local == LOCAL_OK || post_one_recv(c->err[tc->err].qp, case_wr_id(idx, 0), r);
+	return e->local == LOCAL_OK || post_one_recv(c->err[tc->param].qp, case_wr_id(idx, 0), r);
 }
 
-static struct xr_sge error_local_sge(struct ctx *c, const struct err_case *e)
+static struct xr_sge error_local_sge(struct e2e_ctx *c, const struct err_case *e)
 {
 	switch (e->local) {
 	case LOCAL_PAST_MR_END:
@@ -609,11 +596,11 @@ static struct xr_sge error_local_sge(struct ctx *c, const struct err_case *e)
  * The faulty request earns its status; the QP is then in ERR and the next
  * request is flushed; a READ or atomic left the local landing area alone.
  */
-static void error_act(struct ctx *c, const struct test_case *tc, int idx,
-		      const struct target_info *t, struct report *r)
+static void error_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+		      const struct e2e_target *t, struct report *r)
 {
-	const struct err_case *e = &err_cases[tc->err];
-	struct qp_end *end = &c->err[tc->err];
+	const struct err_case *e = &err_cases[tc->param];
+	struct e2e_qp_end *end = &c->err[tc->param];
 	struct xr_sge sge = error_local_sge(c, e);
 	struct xr_sge flushed_sge = sge_of(c->mr, c->buf + GUARD, FLUSHED_WRITE_SIZE);
 	struct xr_send_wr wr, flushed;
@@ -650,10 +637,10 @@ static void error_act(struct ctx *c, const struct test_case *tc, int idx,
  * reached the target at all: its QP is still in RTS, still expects the first
  * PSN, and the receive posted for it is still there.
  */
-static void error_check(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void error_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx, struct report *r)
 {
-	const struct err_case *e = &err_cases[tc->err];
-	struct qp_end *end = &c->err[tc->err];
+	const struct err_case *e = &err_cases[tc->param];
+	struct e2e_qp_end *end = &c->err[tc->param];
 	struct xr_qp_attr attr;
 
 	(void)idx;
@@ -685,15 +672,7 @@ static void error_check(struct ctx *c, const struct test_case *tc, int idx, stru
 
 /* ---- the case table -------------------------------------------------------- */
 
-struct case_ops {
-	bool (*prepare)(struct ctx *c, const struct test_case *tc, int idx, struct target_info *t,
-			struct report *r);
-	void (*act)(struct ctx *c, const struct test_case *tc, int idx, const struct target_info *t,
-		    struct report *r);
-	void (*check)(struct ctx *c, const struct test_case *tc, int idx, struct report *r);
-};
-
-static const struct case_ops case_ops[CASE_KINDS] = {
+static const struct e2e_case_ops case_ops[CASE_KINDS] = {
     [CASE_WRITE] = {write_prepare, write_act, write_check},
     [CASE_WRITE_IMM] = {write_prepare, write_act, write_check},
     [CASE_READ] = {read_prepare, read_act, read_check},
@@ -704,24 +683,10 @@ static const struct case_ops case_ops[CASE_KINDS] = {
     [CASE_ERROR] = {error_prepare, error_act, error_check},
 };
 
-static void add_case(struct test_case *cases, int *n, enum case_kind kind, uint32_t size,
-		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void add_case(struct test_case *cases, int *n, enum case_kind kind, uint32_t size,
-		     const char *fmt, ...)
-{
-	struct test_case *tc = &cases[(*n)++];
-	va_list ap;
-
-	*tc = (struct test_case){.kind = kind, .size = size, .seed = 0x1000u * (uint32_t)*n + size};
-	va_start(ap, fmt);
-	vsnprintf(tc->name, sizeof(tc->name), fmt, ap);
-	va_end(ap);
-}
-
 /* The cases, identical on both sides because both derive them from the agreed path MTU. */
-static int build_cases(uint32_t mtu, struct test_case *cases)
+static int build_cases(struct e2e_ctx *c, struct e2e_case *cases)
 {
+	uint32_t mtu = c->mtu;
 	const struct {
 		uint32_t size;
 		const char *label;
@@ -740,144 +705,55 @@ static int build_cases(uint32_t mtu, struct test_case *cases)
 
 	for (size_t k = 0; k < sizeof(sized) / sizeof(sized[0]); k++)
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-			add_case(cases, &n, sized[k].kind, sizes[i].size, "%s %s (%u B)",
-				 sized[k].name, sizes[i].label, sizes[i].size);
-	add_case(cases, &n, CASE_READ_BATCH, 3 * mtu + 17, "%d READs of 3*MTU+17 at once",
-		 READ_BATCH);
-	add_case(cases, &n, CASE_CAS_HIT, 8, "CAS hit");
-	add_case(cases, &n, CASE_CAS_MISS, 8, "CAS miss (high half differs)");
-	add_case(cases, &n, CASE_FAA, 8, "FAA (carry across halves)");
+			e2e_add_case(cases, &n, sized[k].kind, sizes[i].size, "%s %s (%u B)",
+				     sized[k].name, sizes[i].label, sizes[i].size);
+	e2e_add_case(cases, &n, CASE_READ_BATCH, 3 * mtu + 17, "%d READs of 3*MTU+17 at once",
+		     READ_BATCH);
+	e2e_add_case(cases, &n, CASE_CAS_HIT, 8, "CAS hit");
+	e2e_add_case(cases, &n, CASE_CAS_MISS, 8, "CAS miss (high half differs)");
+	e2e_add_case(cases, &n, CASE_FAA, 8, "FAA (carry across halves)");
 	for (int e = 0; e < N_ERR_CASES; e++) {
-		add_case(cases, &n, CASE_ERROR, err_cases[e].length, "%s", err_cases[e].name);
-		cases[n - 1].err = e;
+		e2e_add_case(cases, &n, CASE_ERROR, err_cases[e].length, "%s", err_cases[e].name);
+		cases[n - 1].param = e;
 	}
 	return n;
 }
 
 /* ---- out-of-band exchange ------------------------------------------------ */
 
-#define HELLO_MAGIC "XRRDMA01"
-#define N_PAIRS (1 + N_ERR_CASES)
-/* Magic, path MTU enum, pair count, then QPN and PSN of every pair, then the GID. */
-#define HELLO_WORDS (2 + 2 * N_PAIRS)
-#define HELLO_SIZE (8 + 4 * HELLO_WORDS + 16)
-
-struct hello {
-	uint32_t mtu_enum;
-	uint32_t qpn[N_PAIRS], psn[N_PAIRS];
-	union xr_gid gid;
-};
-
-enum sync_kind {
-	SYNC_READY = 1, /* server -> client: prepared; where to aim */
-	SYNC_DONE,	/* client -> server: the client's verdict */
-	SYNC_VERDICT,	/* server -> client: the server's verdict */
-};
-
-struct sync_msg {
-	bool ok;
-	struct target_info target;
-};
-
-static int send_hello(int fd, const struct hello *h)
+static int send_hello(struct e2e_ctx *c, int fd)
 {
-	uint32_t words[HELLO_WORDS] = {htonl(h->mtu_enum), htonl(N_PAIRS)};
-	uint8_t msg[HELLO_SIZE];
+	uint32_t words[HELLO_WORDS] = {c->port.mtu_enum, N_PAIRS};
 
 	for (int i = 0; i < N_PAIRS; i++) {
-		words[2 + 2 * i] = htonl(h->qpn[i]);
-		words[3 + 2 * i] = htonl(h->psn[i]);
+		const struct e2e_qp_end *end = i ? &c->err[i - 1] : &c->main;
+
+		words[2 + 2 * i] = end->qp->qp_num;
+		words[3 + 2 * i] = end->psn;
 	}
-	memcpy(msg, HELLO_MAGIC, 8);
-	memcpy(msg + 8, words, sizeof(words));
-	memcpy(msg + 8 + sizeof(words), h->gid.raw, 16);
-	return oob_write_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
+	return e2e_send_hello(fd, HELLO_MAGIC, words, HELLO_WORDS, &c->port.gid);
 }
 
-static int recv_hello(int fd, struct hello *h)
+static int recv_hello(struct e2e_ctx *c, int fd)
 {
+	struct hello *h = &c->peer;
 	uint32_t words[HELLO_WORDS];
-	uint8_t msg[HELLO_SIZE];
-	int ret = oob_read_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
+	int ret = e2e_recv_hello(fd, HELLO_MAGIC, words, HELLO_WORDS, &h->gid);
 
 	if (ret)
 		return ret;
-	memcpy(words, msg + 8, sizeof(words));
 	/* Both sides must have been built with the same case table. */
-	if (memcmp(msg, HELLO_MAGIC, 8) || ntohl(words[1]) != N_PAIRS)
+	if (words[1] != N_PAIRS)
 		return -EPROTO;
-	h->mtu_enum = ntohl(words[0]);
+	h->mtu_enum = words[0];
 	for (int i = 0; i < N_PAIRS; i++) {
-		h->qpn[i] = ntohl(words[2 + 2 * i]);
-		h->psn[i] = ntohl(words[3 + 2 * i]);
+		h->qpn[i] = words[2 + 2 * i];
+		h->psn[i] = words[3 + 2 * i];
 	}
-	memcpy(h->gid.raw, msg + 8 + sizeof(words), 16);
-	return 0;
-}
-
-static int send_sync(int fd, enum sync_kind kind, int idx, const struct sync_msg *m)
-{
-	uint32_t msg[6] = {htonl(kind),
-			   htonl((uint32_t)idx),
-			   htonl(m->ok),
-			   htonl(m->target.rkey),
-			   htonl((uint32_t)(m->target.addr >> 32)),
-			   htonl((uint32_t)m->target.addr)};
-
-	return oob_write_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
-}
-
-/* Reads the peer's sync message for case idx; the timeout covers the peer's longest step. */
-static int recv_sync(int fd, enum sync_kind kind, int idx, struct sync_msg *m)
-{
-	uint32_t msg[6];
-	int ret = oob_read_full(fd, msg, sizeof(msg),
-				tool_now_ms() + 3 * CASE_TIMEOUT_MS + OOB_TIMEOUT_MS);
-
-	if (ret)
-		return ret;
-	if (ntohl(msg[0]) != (uint32_t)kind || ntohl(msg[1]) != (uint32_t)idx)
-		return -EPROTO;
-	m->ok = ntohl(msg[2]) != 0;
-	m->target.rkey = ntohl(msg[3]);
-	m->target.addr = (uint64_t)ntohl(msg[4]) << 32 | ntohl(msg[5]);
 	return 0;
 }
 
 /* ---- setup --------------------------------------------------------------- */
-
-static int create_qp_end(struct ctx *c, struct qp_end *end, uint32_t send_wr, uint32_t recv_wr)
-{
-	struct xr_qp_init_attr init = {
-	    .cap = {.max_send_wr = send_wr,
-		    .max_recv_wr = recv_wr,
-		    .max_send_sge = 1,
-		    .max_recv_sge = 1},
-	    .qp_type = XR_QPT_RC,
-	};
-	int ret;
-
-	end->send_cq = xr_create_cq(c->dev, 2 * send_wr, NULL);
-	end->recv_cq = xr_create_cq(c->dev, 2 * recv_wr, NULL);
-	if (!end->send_cq || !end->recv_cq) {
-		fprintf(stderr, PROG ": couldn't create CQ: %s\n", strerror(errno));
-		return -1;
-	}
-	init.send_cq = end->send_cq;
-	init.recv_cq = end->recv_cq;
-	end->qp = xr_create_qp(c->pd, &init);
-	if (!end->qp) {
-		fprintf(stderr, PROG ": couldn't create QP: %s\n", strerror(errno));
-		return -1;
-	}
-	ret = qp_to_init(end->qp, 1, remote_all);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't move QP to INIT: %s\n", strerror(-ret));
-		return -1;
-	}
-	end->psn = lrand48() & 0xffffff;
-	return 0;
-}
 
 static struct xr_mr *reg(struct xr_pd *pd, void *addr, size_t length, int access)
 {
@@ -890,7 +766,7 @@ static struct xr_mr *reg(struct xr_pd *pd, void *addr, size_t length, int access
 }
 
 /* Server: the target buffer, the error buffer's MRs, and an rkey that is no longer valid. */
-static int setup_server_mrs(struct ctx *c)
+static int setup_server_mrs(struct e2e_ctx *c)
 {
 	static const int err_access[KEY_COUNT] = {
 	    [KEY_FULL] = remote_all,
@@ -901,23 +777,23 @@ static int setup_server_mrs(struct ctx *c)
 	};
 	struct xr_mr *stale;
 
-	c->other_pd = xr_alloc_pd(c->dev);
+	c->other_pd = xr_alloc_pd(c->port.dev);
 	c->err_buf = aligned_alloc(4096, ERR_BUF_SIZE);
 	if (!c->other_pd || !c->err_buf) {
 		fprintf(stderr, PROG ": couldn't allocate the second PD or the error buffer\n");
 		return -1;
 	}
-	c->mr = reg(c->pd, c->buf, BUF_SIZE, remote_all);
+	c->mr = reg(c->port.pd, c->buf, BUF_SIZE, remote_all);
 	if (!c->mr)
 		return -1;
 	for (int k = 0; k < KEY_STALE; k++) {
-		c->err_mrs[k] = reg(k == KEY_OTHER_PD ? c->other_pd : c->pd, c->err_buf + GUARD,
-				    ERR_MR_SIZE, err_access[k]);
+		c->err_mrs[k] = reg(k == KEY_OTHER_PD ? c->other_pd : c->port.pd,
+				    c->err_buf + GUARD, ERR_MR_SIZE, err_access[k]);
 		if (!c->err_mrs[k])
 			return -1;
 	}
 	/* Registered last, so that no later registration takes its slot again. */
-	stale = reg(c->pd, c->err_buf + GUARD, ERR_MR_SIZE, remote_all);
+	stale = reg(c->port.pd, c->err_buf + GUARD, ERR_MR_SIZE, remote_all);
 	if (!stale)
 		return -1;
 	c->stale_rkey = stale->rkey;
@@ -925,42 +801,32 @@ static int setup_server_mrs(struct ctx *c)
 	return 0;
 }
 
-static int setup(struct ctx *c, const char *ifname)
+static int setup(struct e2e_ctx *c, const struct e2e_args *args)
 {
-	struct xr_device_attr dev_attr;
 	int i;
 
-	c->dev = xr_open_device(ifname, NULL);
-	if (!c->dev) {
-		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ifname,
-			strerror(errno));
+	c->is_server = args->is_server;
+	c->role = args->role;
+	if (e2e_open_port(PROG, args->ifname, &c->port))
 		return -1;
-	}
-	c->gid_index = find_ipv4_gid(c->dev, &dev_attr, &c->gid);
-	if (c->gid_index < 0) {
-		fprintf(stderr, PROG ": no IPv4 GID on %s: %s\n", ifname, strerror(-c->gid_index));
-		return -1;
-	}
-	c->mtu_enum = dev_attr.active_mtu;
-	c->pd = xr_alloc_pd(c->dev);
 	c->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!c->pd || !c->buf) {
-		fprintf(stderr, PROG ": couldn't allocate PD or buffer\n");
+	if (!c->buf) {
+		fprintf(stderr, PROG ": couldn't allocate the buffer\n");
 		return -1;
 	}
 	if (c->is_server) {
 		if (setup_server_mrs(c))
 			return -1;
 	} else {
-		c->mr = reg(c->pd, c->buf, BUF_SIZE, XR_ACCESS_LOCAL_WRITE);
-		c->read_only_mr = reg(c->pd, c->buf, BUF_SIZE, 0);
+		c->mr = reg(c->port.pd, c->buf, BUF_SIZE, XR_ACCESS_LOCAL_WRITE);
+		c->read_only_mr = reg(c->port.pd, c->buf, BUF_SIZE, 0);
 		if (!c->mr || !c->read_only_mr)
 			return -1;
 	}
-	if (create_qp_end(c, &c->main, MAIN_SEND_WR, MAIN_RECV_WR))
+	if (e2e_create_qp_end(PROG, &c->port, &c->main, MAIN_SEND_WR, MAIN_RECV_WR, 1, remote_all))
 		return -1;
 	for (i = 0; i < N_ERR_CASES; i++)
-		if (create_qp_end(c, &c->err[i], 4, 4))
+		if (e2e_create_qp_end(PROG, &c->port, &c->err[i], 4, 4, 1, remote_all))
 			return -1;
 	if (c->is_server) {
 		struct report r = {0};
@@ -974,135 +840,38 @@ static int setup(struct ctx *c, const char *ifname)
 	return 0;
 }
 
-static int connect_qp(struct ctx *c, struct qp_end *end, uint32_t dest_qpn, uint32_t dest_psn,
-		      const union xr_gid *dgid)
-{
-	struct qp_rtr_attr rtr = {
-	    .path_mtu = c->mtu_enum,
-	    .dest_qpn = dest_qpn,
-	    .rq_psn = dest_psn,
-	    .dgid = *dgid,
-	    .sgid_index = (uint8_t)c->gid_index,
-	    .port_num = 1,
-	    .hop_limit = 64,
-	    .max_dest_rd_atomic = MAX_RD_ATOMIC,
-	    .min_rnr_timer = 1,
-	};
-	const char *failed;
-	int ret = qp_connect(end->qp, &rtr, end->psn, MAX_RD_ATOMIC, &failed);
-
-	end->peer_psn = dest_psn;
-	if (ret)
-		fprintf(stderr, PROG ": couldn't move QP to %s: %s\n", failed, strerror(-ret));
-	return ret ? -1 : 0;
-}
-
-static uint32_t mtu_bytes(enum xr_mtu mtu)
-{
-	return 128u << mtu;
-}
-
 /* Agrees on the smaller path MTU, connects every pair, and reads the path MTU back. */
-static int connect_pairs(struct ctx *c, const struct hello *peer)
+static int connect_pairs(struct e2e_ctx *c)
 {
+	const struct hello *peer = &c->peer;
 	struct xr_qp_attr attr;
 	int ret;
 
-	if (peer->mtu_enum < XR_MTU_256 || peer->mtu_enum > XR_MTU_4096) {
-		fprintf(stderr, PROG ": peer sent path MTU code %u\n", peer->mtu_enum);
+	if (e2e_agree_mtu(PROG, &c->port, peer->mtu_enum))
 		return -1;
-	}
-	if (peer->mtu_enum < c->mtu_enum)
-		c->mtu_enum = peer->mtu_enum;
-	if (connect_qp(c, &c->main, peer->qpn[0], peer->psn[0], &peer->gid))
+	if (e2e_connect_qp(PROG, &c->port, &c->main, MAX_RD_ATOMIC, peer->qpn[0], peer->psn[0],
+			   &peer->gid))
 		return -1;
 	for (int i = 0; i < N_ERR_CASES; i++)
-		if (connect_qp(c, &c->err[i], peer->qpn[1 + i], peer->psn[1 + i], &peer->gid))
+		if (e2e_connect_qp(PROG, &c->port, &c->err[i], MAX_RD_ATOMIC, peer->qpn[1 + i],
+				   peer->psn[1 + i], &peer->gid))
 			return -1;
 	ret = xr_query_qp(c->main.qp, &attr, XR_QP_PATH_MTU | XR_QP_MAX_QP_RD_ATOMIC, NULL);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't query QP: %s\n", strerror(-ret));
 		return -1;
 	}
-	c->mtu = mtu_bytes(attr.path_mtu);
+	c->mtu = e2e_mtu_bytes(attr.path_mtu);
 	printf("[%s] path MTU %u; main QP 0x%06x -> 0x%06x, max_rd_atomic %u, %d error pairs\n",
 	       c->role, c->mtu, c->main.qp->qp_num, peer->qpn[0], attr.max_rd_atomic, N_ERR_CASES);
 	return 0;
 }
 
-static void hello_of(const struct ctx *c, struct hello *h)
+static void teardown(struct e2e_ctx *c)
 {
-	*h = (struct hello){.mtu_enum = c->mtu_enum, .gid = c->gid};
-	h->qpn[0] = c->main.qp->qp_num;
-	h->psn[0] = c->main.psn;
-	for (int i = 0; i < N_ERR_CASES; i++) {
-		h->qpn[1 + i] = c->err[i].qp->qp_num;
-		h->psn[1 + i] = c->err[i].psn;
-	}
-}
-
-/* Server: accept, read the client's QPs, connect ours, then tell the client. */
-static int server_exchange(struct ctx *c, unsigned int port)
-{
-	struct hello mine, peer;
-	int ret;
-
-	c->oob_fd = e2e_oob_open(NULL, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
-	if (c->oob_fd < 0)
-		return -1;
-	ret = recv_hello(c->oob_fd, &peer);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't read the client's QPs: %s\n", oob_error(ret));
-		return -1;
-	}
-	if (connect_pairs(c, &peer))
-		return -1;
-	hello_of(c, &mine);
-	ret = send_hello(c->oob_fd, &mine);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't send our QPs: %s\n", oob_error(ret));
-		return -1;
-	}
-	return 0;
-}
-
-static int client_exchange(struct ctx *c, const char *server_ip, unsigned int port)
-{
-	struct hello mine, peer;
-	int ret;
-
-	c->oob_fd =
-	    e2e_oob_open(server_ip, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
-	if (c->oob_fd < 0)
-		return -1;
-	hello_of(c, &mine);
-	ret = send_hello(c->oob_fd, &mine);
-	if (!ret)
-		ret = recv_hello(c->oob_fd, &peer);
-	if (ret) {
-		fprintf(stderr, PROG ": exchange with the server failed: %s\n", oob_error(ret));
-		return -1;
-	}
-	return connect_pairs(c, &peer);
-}
-
-static void destroy_qp_end(struct qp_end *end)
-{
-	if (end->qp)
-		xr_destroy_qp(end->qp);
-	if (end->send_cq)
-		xr_destroy_cq(end->send_cq);
-	if (end->recv_cq)
-		xr_destroy_cq(end->recv_cq);
-}
-
-static void teardown(struct ctx *c)
-{
-	if (c->oob_fd >= 0)
-		close(c->oob_fd);
-	destroy_qp_end(&c->main);
+	e2e_destroy_qp_end(&c->main);
 	for (int i = 0; i < N_ERR_CASES; i++)
-		destroy_qp_end(&c->err[i]);
+		e2e_destroy_qp_end(&c->err[i]);
 	for (int k = 0; k < KEY_COUNT; k++)
 		if (c->err_mrs[k])
 			xr_dereg_mr(c->err_mrs[k]);
@@ -1112,99 +881,32 @@ static void teardown(struct ctx *c)
 		xr_dereg_mr(c->mr);
 	if (c->other_pd)
 		xr_dealloc_pd(c->other_pd);
-	if (c->pd)
-		xr_dealloc_pd(c->pd);
-	if (c->dev)
-		xr_close_device(c->dev);
+	e2e_close_port(&c->port);
 	free(c->buf);
 	free(c->err_buf);
 }
 
-/* ---- running the cases ----------------------------------------------------- */
-
-/* Runs case idx on this side; returns its verdict, or -1 when the peer cannot be reached. */
-static int run_case(struct ctx *c, const struct test_case *tc, int idx)
-{
-	const struct case_ops *ops = &case_ops[tc->kind];
-	struct sync_msg mine = {0}, peer = {0};
-	struct report r = {0};
-	int ret;
-
-	if (c->is_server) {
-		mine.ok = ops->prepare(c, tc, idx, &mine.target, &r);
-		ret = send_sync(c->oob_fd, SYNC_READY, idx, &mine);
-		if (!ret)
-			ret = recv_sync(c->oob_fd, SYNC_DONE, idx, &peer);
-		/* Checked even when the client failed: what the target saw tells why. */
-		if (!ret && mine.ok)
-			ops->check(c, tc, idx, &r);
-		mine.ok = !r.failed;
-		if (!ret)
-			ret = send_sync(c->oob_fd, SYNC_VERDICT, idx, &mine);
-	} else {
-		struct sync_msg ready;
-
-		ret = recv_sync(c->oob_fd, SYNC_READY, idx, &ready);
-		if (!ret && !ready.ok)
-			report_fail(&r, "not run: the target could not prepare");
-		else if (!ret)
-			ops->act(c, tc, idx, &ready.target, &r);
-		mine.ok = !r.failed;
-		if (!ret)
-			ret = send_sync(c->oob_fd, SYNC_DONE, idx, &mine);
-		if (!ret)
-			ret = recv_sync(c->oob_fd, SYNC_VERDICT, idx, &peer);
-	}
-	if (ret) {
-		fprintf(stderr, PROG ": %s: lost the peer during case \"%s\": %s\n", c->role,
-			tc->name, oob_error(ret));
-		return -1;
-	}
-	printf("[%s] %-4s %-36s %s: %s; peer %s\n", c->role, r.failed ? "FAIL" : "ok", tc->name,
-	       c->is_server ? "target" : "initiator", r.detail, peer.ok ? "ok" : "FAIL");
-	return !r.failed && peer.ok;
-}
-
-static void usage(void)
-{
-	fprintf(stderr, "usage: " PROG " server IFNAME [-p PORT]\n"
-			"       " PROG " client IFNAME SERVER_IP [-p PORT]\n");
-}
-
 int main(int argc, char **argv)
 {
-	struct test_case cases[MAX_CASES];
-	struct ctx c = {.oob_fd = -1};
-	struct e2e_args args = {.port = DEFAULT_PORT};
-	int ncases, failed = 0;
+	static const struct e2e_driver driver = {
+	    .prog = PROG,
+	    .default_port = DEFAULT_PORT,
+	    .server_part = "target",
+	    .client_part = "initiator",
+	    .not_prepared = "the target could not prepare",
+	    .name_width = 36,
+	    .sync_carries_target = true,
+	    .check_after_act = true,
+	    .peer_step_timeout_ms = 3 * CASE_TIMEOUT_MS + E2E_OOB_TIMEOUT_MS,
+	    .ops = case_ops,
+	    .setup = setup,
+	    .send_hello = send_hello,
+	    .recv_hello = recv_hello,
+	    .connect = connect_pairs,
+	    .build_cases = build_cases,
+	    .teardown = teardown,
+	};
+	struct e2e_ctx c = {0};
 
-	if (!e2e_parse_args(argc, argv, &args)) {
-		usage();
-		return 2;
-	}
-	c.is_server = args.is_server;
-	c.role = args.role;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	srand48(getpid() ^ time(NULL));
-
-	if (setup(&c, args.ifname) ||
-	    (c.is_server ? server_exchange(&c, args.port)
-			 : client_exchange(&c, args.server_ip, args.port))) {
-		teardown(&c);
-		return 1;
-	}
-	ncases = build_cases(c.mtu, cases);
-	for (int i = 0; i < ncases; i++) {
-		int verdict = run_case(&c, &cases[i], i);
-
-		if (verdict < 0) {
-			failed += ncases - i;
-			break;
-		}
-		failed += !verdict;
-	}
-	printf("[%s] %s: %d of %d cases failed\n", c.role, failed ? "FAIL" : "PASS", failed,
-	       ncases);
-	teardown(&c);
-	return failed ? 1 : 0;
+	return e2e_main(argc, argv, &driver, &c);
 }

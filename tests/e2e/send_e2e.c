@@ -21,10 +21,7 @@
 #define PROG "send_e2e"
 #define DEFAULT_PORT 18779
 
-/* Bounds on every wait. */
-#define ACCEPT_TIMEOUT_MS 30000
-#define CONNECT_RETRY_MS 20000
-#define OOB_TIMEOUT_MS 30000
+/* Bounds on every wait (the out-of-band ones are the driver's). */
 #define CASE_TIMEOUT_MS 20000
 #define STREAM_TIMEOUT_MS 120000
 #define STATE_CHANGE_TIMEOUT_MS 2000
@@ -88,38 +85,26 @@ enum case_kind {
 	CASE_STREAM,
 };
 
-struct test_case {
-	char name[48];
-	enum case_kind kind;
-	uint32_t size;
-	uint32_t seed;
+/* Magic, then main QPN, main PSN, error-pair QPN, error-pair PSN, path MTU enum, then the GID. */
+#define HELLO_MAGIC "XRSENDE1"
+#define HELLO_WORDS 5
+
+struct hello {
+	uint32_t main_qpn, main_psn, err_qpn, err_psn, mtu_enum;
+	union xr_gid gid;
 };
 
-#define MAX_CASES 16
-
-struct qp_end {
-	struct xr_cq *send_cq;
-	struct xr_cq *recv_cq;
-	struct xr_qp *qp;
-	uint32_t psn;
-};
-
-struct ctx {
-	bool is_server;
+struct e2e_ctx {
 	const char *role;
-	struct xr_device *dev;
-	struct xr_pd *pd;
+	struct e2e_port port;
 	uint8_t *buf_a;
 	uint8_t *buf_b;
 	struct xr_mr *mr_a;
 	struct xr_mr *mr_b;
-	struct qp_end main;
-	struct qp_end err;
-	union xr_gid gid;
-	int gid_index;
-	enum xr_mtu mtu_enum;
+	struct e2e_qp_end main;
+	struct e2e_qp_end err;
 	uint32_t mtu;
-	int oob_fd;
+	struct hello peer;
 };
 
 static double now_s(void)
@@ -197,16 +182,18 @@ static bool post_one_recv(struct xr_qp *qp, uint64_t wr_id, struct xr_sge *sges,
 
 /* ---- cases: SEND of a size, with or without immediate ---------------------- */
 
-static bool size_post_receives(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static bool size_post_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			       struct e2e_target *t, struct report *r)
 {
 	/* The receive is larger than the message: only byte_len bytes may land. */
 	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, tc->size + CANARY_LEN);
 
+	(void)t;
 	memset(c->buf_a, CANARY, tc->size + 2 * CANARY_LEN);
 	return post_one_recv(c->main.qp, case_wr_id(idx, 0), &sge, 1, r);
 }
 
-static void size_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+static void size_check_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 				struct report *r)
 {
 	bool with_imm = tc->kind == CASE_IMM;
@@ -246,7 +233,8 @@ static void size_check_receives(struct ctx *c, const struct test_case *tc, int i
 		report_ok(r, "byte_len %u, RECV, content and canary intact", wc.byte_len);
 }
 
-static void size_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void size_send(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+		      const struct e2e_target *t, struct report *r)
 {
 	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, tc->size);
 	struct xr_send_wr wr = {
@@ -259,6 +247,7 @@ static void size_send(struct ctx *c, const struct test_case *tc, int idx, struct
 	};
 	struct xr_wc wc;
 
+	(void)t;
 	fill_pattern(c->buf_a, tc->seed, 0, tc->size);
 	if (!e2e_post_send(c->main.qp, &wr, r) ||
 	    !wait_one(c->main.send_cq, &wc, tool_now_ms() + CASE_TIMEOUT_MS, r, "send") ||
@@ -270,12 +259,13 @@ static void size_send(struct ctx *c, const struct test_case *tc, int idx, struct
 
 /* ---- case: gather list from two MRs into a scatter list of odd sizes ------- */
 
-static bool scatter_post_receives(struct ctx *c, const struct test_case *tc, int idx,
-				  struct report *r)
+static bool scatter_post_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+				  struct e2e_target *t, struct report *r)
 {
 	struct xr_sge sges[4];
 
 	(void)tc;
+	(void)t;
 	memset(c->buf_a, CANARY, SCATTER_SPAN);
 	for (int i = 0; i < 4; i++)
 		sges[i] =
@@ -283,7 +273,7 @@ static bool scatter_post_receives(struct ctx *c, const struct test_case *tc, int
 	return post_one_recv(c->main.qp, case_wr_id(idx, 0), sges, 4, r);
 }
 
-static void scatter_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+static void scatter_check_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 				   struct report *r)
 {
 	uint8_t *expected = malloc(SCATTER_SPAN);
@@ -332,7 +322,8 @@ out:
 	free(expected);
 }
 
-static void gather_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void gather_send(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			const struct e2e_target *t, struct report *r)
 {
 	struct xr_sge sges[3];
 	uint32_t offset = 0;
@@ -345,6 +336,7 @@ static void gather_send(struct ctx *c, const struct test_case *tc, int idx, stru
 	};
 	struct xr_wc wc;
 
+	(void)t;
 	for (int i = 0; i < 3; i++) {
 		uint8_t *base = gather_layout[i].buffer ? c->buf_b : c->buf_a;
 		struct xr_mr *mr = gather_layout[i].buffer ? c->mr_b : c->mr_a;
@@ -369,10 +361,11 @@ static uint32_t unsignaled_size(uint32_t n)
 	return 100 + 517 * n;
 }
 
-static bool unsignaled_post_receives(struct ctx *c, const struct test_case *tc, int idx,
-				     struct report *r)
+static bool unsignaled_post_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+				     struct e2e_target *t, struct report *r)
 {
 	(void)tc;
+	(void)t;
 	memset(c->buf_a, CANARY, (UNSIGNALED_SENDS + 1) * UNSIGNALED_AREA);
 	for (uint32_t n = 0; n <= UNSIGNALED_SENDS; n++) {
 		struct xr_sge sge =
@@ -384,7 +377,7 @@ static bool unsignaled_post_receives(struct ctx *c, const struct test_case *tc, 
 	return true;
 }
 
-static void unsignaled_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+static void unsignaled_check_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 				      struct report *r)
 {
 	struct xr_wc wc[UNSIGNALED_SENDS + 1];
@@ -417,12 +410,14 @@ static void unsignaled_check_receives(struct ctx *c, const struct test_case *tc,
 		report_ok(r, "%d receives completed in order, content and canaries intact", got);
 }
 
-static void unsignaled_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void unsignaled_send(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			    const struct e2e_target *t, struct report *r)
 {
 	struct xr_send_wr wrs[UNSIGNALED_SENDS + 1];
 	struct xr_sge sges[UNSIGNALED_SENDS + 1];
 	struct xr_wc wc;
 
+	(void)t;
 	for (uint32_t n = 0; n <= UNSIGNALED_SENDS; n++) {
 		uint8_t *area = c->buf_a + n * UNSIGNALED_AREA;
 
@@ -448,17 +443,18 @@ static void unsignaled_send(struct ctx *c, const struct test_case *tc, int idx, 
 
 /* ---- case: a receive too small for the SEND (on the second QP pair) ------- */
 
-static bool length_error_post_receives(struct ctx *c, const struct test_case *tc, int idx,
-				       struct report *r)
+static bool length_error_post_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+				       struct e2e_target *t, struct report *r)
 {
 	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, ERR_RECV_SIZE);
 
 	(void)tc;
+	(void)t;
 	memset(c->buf_a, CANARY, ERR_RECV_SIZE + 2 * CANARY_LEN);
 	return post_one_recv(c->err.qp, case_wr_id(idx, 0), &sge, 1, r);
 }
 
-static void length_error_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+static void length_error_check_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 					struct report *r)
 {
 	int64_t deadline = tool_now_ms() + CASE_TIMEOUT_MS;
@@ -484,7 +480,8 @@ static void length_error_check_receives(struct ctx *c, const struct test_case *t
 		  xr_wc_status_str(XR_WC_LOC_LEN_ERR), xr_wc_status_str(XR_WC_WR_FLUSH_ERR));
 }
 
-static void length_error_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void length_error_send(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			      const struct e2e_target *t, struct report *r)
 {
 	int64_t deadline = tool_now_ms() + CASE_TIMEOUT_MS;
 	struct xr_sge sge = sge_of(c->mr_a, c->buf_a, ERR_SEND_SIZE);
@@ -497,6 +494,7 @@ static void length_error_send(struct ctx *c, const struct test_case *tc, int idx
 	};
 	struct xr_wc wc;
 
+	(void)t;
 	fill_pattern(c->buf_a, tc->seed, 0, ERR_SEND_SIZE);
 	if (!e2e_post_send(c->err.qp, &wr, r) ||
 	    !wait_one(c->err.send_cq, &wc, deadline, r, "send") ||
@@ -530,7 +528,7 @@ static void fill_stream_slot(uint8_t *slot, uint32_t n)
 	fill_pattern(slot, STREAM_SEED + n, 0, STREAM_MSG_SIZE);
 }
 
-static bool stream_post_slot(struct ctx *c, int idx, uint32_t slot, struct report *r)
+static bool stream_post_slot(struct e2e_ctx *c, int idx, uint32_t slot, struct report *r)
 {
 	struct xr_sge sge =
 	    sge_of(c->mr_a, c->buf_a + (size_t)slot * STREAM_MSG_SIZE, STREAM_MSG_SIZE);
@@ -538,10 +536,11 @@ static bool stream_post_slot(struct ctx *c, int idx, uint32_t slot, struct repor
 	return post_one_recv(c->main.qp, case_wr_id(idx, slot), &sge, 1, r);
 }
 
-static bool stream_post_receives(struct ctx *c, const struct test_case *tc, int idx,
-				 struct report *r)
+static bool stream_post_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+				 struct e2e_target *t, struct report *r)
 {
 	(void)tc;
+	(void)t;
 	memset(c->buf_a, CANARY, (size_t)STREAM_RECV_SLOTS * STREAM_MSG_SIZE);
 	for (uint32_t slot = 0; slot < STREAM_RECV_SLOTS; slot++)
 		if (!stream_post_slot(c, idx, slot, r))
@@ -549,7 +548,7 @@ static bool stream_post_receives(struct ctx *c, const struct test_case *tc, int 
 	return true;
 }
 
-static bool stream_check_message(struct ctx *c, int idx, const struct xr_wc *wc,
+static bool stream_check_message(struct e2e_ctx *c, int idx, const struct xr_wc *wc,
 				 uint32_t expected_seq, const uint8_t *reference, struct report *r)
 {
 	uint32_t slot = expected_seq % STREAM_RECV_SLOTS;
@@ -580,7 +579,7 @@ static bool stream_check_message(struct ctx *c, int idx, const struct xr_wc *wc,
 	return true;
 }
 
-static void stream_check_receives(struct ctx *c, const struct test_case *tc, int idx,
+static void stream_check_receives(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 				  struct report *r)
 {
 	uint8_t *reference = malloc((size_t)STREAM_DEPTH * STREAM_MSG_SIZE);
@@ -622,13 +621,15 @@ out:
 	free(reference);
 }
 
-static void stream_send(struct ctx *c, const struct test_case *tc, int idx, struct report *r)
+static void stream_send(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
+			const struct e2e_target *t, struct report *r)
 {
 	int64_t deadline = tool_now_ms() + STREAM_TIMEOUT_MS;
 	uint32_t posted = 0, completed = 0;
 	double start = now_s(), seconds;
 
 	(void)tc;
+	(void)t;
 	for (uint32_t n = 0; n < STREAM_DEPTH; n++)
 		fill_stream_slot(c->buf_a + (size_t)n * STREAM_MSG_SIZE, n);
 	while (completed < STREAM_MSGS) {
@@ -672,43 +673,20 @@ static void stream_send(struct ctx *c, const struct test_case *tc, int idx, stru
 
 /* ---- the case table ------------------------------------------------------ */
 
-struct case_ops {
-	bool (*post_receives)(struct ctx *c, const struct test_case *tc, int idx, struct report *r);
-	void (*check_receives)(struct ctx *c, const struct test_case *tc, int idx,
-			       struct report *r);
-	void (*send)(struct ctx *c, const struct test_case *tc, int idx, struct report *r);
+static const struct e2e_case_ops case_ops[] = {
+    [CASE_SIZE] = {size_post_receives, size_send, size_check_receives},
+    [CASE_IMM] = {size_post_receives, size_send, size_check_receives},
+    [CASE_SCATTER_GATHER] = {scatter_post_receives, gather_send, scatter_check_receives},
+    [CASE_UNSIGNALED] = {unsignaled_post_receives, unsignaled_send, unsignaled_check_receives},
+    [CASE_LENGTH_ERROR] = {length_error_post_receives, length_error_send,
+			   length_error_check_receives},
+    [CASE_STREAM] = {stream_post_receives, stream_send, stream_check_receives},
 };
-
-static const struct case_ops case_ops[] = {
-    [CASE_SIZE] = {size_post_receives, size_check_receives, size_send},
-    [CASE_IMM] = {size_post_receives, size_check_receives, size_send},
-    [CASE_SCATTER_GATHER] = {scatter_post_receives, scatter_check_receives, gather_send},
-    [CASE_UNSIGNALED] = {unsignaled_post_receives, unsignaled_check_receives, unsignaled_send},
-    [CASE_LENGTH_ERROR] = {length_error_post_receives, length_error_check_receives,
-			   length_error_send},
-    [CASE_STREAM] = {stream_post_receives, stream_check_receives, stream_send},
-};
-
-static void add_case(struct test_case *cases, int *n, enum case_kind kind, uint32_t size,
-		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void add_case(struct test_case *cases, int *n, enum case_kind kind, uint32_t size,
-		     const char *fmt, ...)
-{
-	struct test_case *tc = &cases[(*n)++];
-	va_list ap;
-
-	tc->kind = kind;
-	tc->size = size;
-	tc->seed = 0x1000u * (uint32_t)*n + size;
-	va_start(ap, fmt);
-	vsnprintf(tc->name, sizeof(tc->name), fmt, ap);
-	va_end(ap);
-}
 
 /* The cases, identical on both sides because both derive them from the agreed path MTU. */
-static int build_cases(uint32_t mtu, struct test_case *cases)
+static int build_cases(struct e2e_ctx *c, struct e2e_case *cases)
 {
+	uint32_t mtu = c->mtu;
 	const struct {
 		uint32_t size;
 		const char *label;
@@ -724,372 +702,125 @@ static int build_cases(uint32_t mtu, struct test_case *cases)
 	int n = 0;
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		add_case(cases, &n, CASE_SIZE, sizes[i].size, "SEND %s (%u B)", sizes[i].label,
-			 sizes[i].size);
-	add_case(cases, &n, CASE_IMM, 2 * mtu + 5, "SEND_WITH_IMM (%u B)", 2 * mtu + 5);
-	add_case(cases, &n, CASE_SCATTER_GATHER, GATHER_TOTAL, "3-SGE gather, 4-SGE scatter");
-	add_case(cases, &n, CASE_UNSIGNALED, 0, "%d unsignaled + 1 signaled", UNSIGNALED_SENDS);
-	add_case(cases, &n, CASE_LENGTH_ERROR, ERR_SEND_SIZE, "receive too small (2nd QP pair)");
-	add_case(cases, &n, CASE_STREAM, STREAM_MSG_SIZE, "stream %d x %d B, depth %d", STREAM_MSGS,
-		 STREAM_MSG_SIZE, STREAM_DEPTH);
+		e2e_add_case(cases, &n, CASE_SIZE, sizes[i].size, "SEND %s (%u B)", sizes[i].label,
+			     sizes[i].size);
+	e2e_add_case(cases, &n, CASE_IMM, 2 * mtu + 5, "SEND_WITH_IMM (%u B)", 2 * mtu + 5);
+	e2e_add_case(cases, &n, CASE_SCATTER_GATHER, GATHER_TOTAL, "3-SGE gather, 4-SGE scatter");
+	e2e_add_case(cases, &n, CASE_UNSIGNALED, 0, "%d unsignaled + 1 signaled", UNSIGNALED_SENDS);
+	e2e_add_case(cases, &n, CASE_LENGTH_ERROR, ERR_SEND_SIZE,
+		     "receive too small (2nd QP pair)");
+	e2e_add_case(cases, &n, CASE_STREAM, STREAM_MSG_SIZE, "stream %d x %d B, depth %d",
+		     STREAM_MSGS, STREAM_MSG_SIZE, STREAM_DEPTH);
 	return n;
 }
 
 /* ---- out-of-band exchange ------------------------------------------------ */
 
-#define HELLO_MAGIC "XRSENDE1"
-/* Magic, then main QPN, main PSN, error-pair QPN, error-pair PSN, path MTU enum, then the GID. */
-#define HELLO_WORDS 5
-#define HELLO_SIZE (8 + 4 * HELLO_WORDS + 16)
-
-struct hello {
-	uint32_t main_qpn, main_psn, err_qpn, err_psn, mtu_enum;
-	union xr_gid gid;
-};
-
-enum sync_kind {
-	SYNC_READY = 1,
-	SYNC_VERDICT = 2,
-};
-
-static int send_hello(int fd, const struct hello *h)
+static int send_hello(struct e2e_ctx *c, int fd)
 {
-	uint32_t words[HELLO_WORDS] = {htonl(h->main_qpn), htonl(h->main_psn), htonl(h->err_qpn),
-				       htonl(h->err_psn), htonl(h->mtu_enum)};
-	uint8_t msg[HELLO_SIZE];
+	uint32_t words[HELLO_WORDS] = {c->main.qp->qp_num, c->main.psn, c->err.qp->qp_num,
+				       c->err.psn, c->port.mtu_enum};
 
-	memcpy(msg, HELLO_MAGIC, 8);
-	memcpy(msg + 8, words, sizeof(words));
-	memcpy(msg + 8 + sizeof(words), h->gid.raw, 16);
-	return oob_write_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
+	return e2e_send_hello(fd, HELLO_MAGIC, words, HELLO_WORDS, &c->port.gid);
 }
 
-static int recv_hello(int fd, struct hello *h)
+static int recv_hello(struct e2e_ctx *c, int fd)
 {
+	struct hello *h = &c->peer;
 	uint32_t words[HELLO_WORDS];
-	uint8_t msg[HELLO_SIZE];
-	int ret = oob_read_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
+	int ret = e2e_recv_hello(fd, HELLO_MAGIC, words, HELLO_WORDS, &h->gid);
 
 	if (ret)
 		return ret;
-	if (memcmp(msg, HELLO_MAGIC, 8))
-		return -EPROTO;
-	memcpy(words, msg + 8, sizeof(words));
-	h->main_qpn = ntohl(words[0]);
-	h->main_psn = ntohl(words[1]);
-	h->err_qpn = ntohl(words[2]);
-	h->err_psn = ntohl(words[3]);
-	h->mtu_enum = ntohl(words[4]);
-	memcpy(h->gid.raw, msg + 8 + sizeof(words), 16);
-	return 0;
-}
-
-static int send_sync(int fd, enum sync_kind kind, int idx, bool ok)
-{
-	uint32_t msg[3] = {htonl(kind), htonl((uint32_t)idx), htonl(ok)};
-
-	return oob_write_full(fd, msg, sizeof(msg), tool_now_ms() + OOB_TIMEOUT_MS);
-}
-
-/* Reads the peer's sync message for case idx; the timeout covers the peer's longest case. */
-static int recv_sync(int fd, enum sync_kind kind, int idx, bool *ok)
-{
-	uint32_t msg[3];
-	int ret =
-	    oob_read_full(fd, msg, sizeof(msg), tool_now_ms() + STREAM_TIMEOUT_MS + OOB_TIMEOUT_MS);
-
-	if (ret)
-		return ret;
-	if (ntohl(msg[0]) != (uint32_t)kind || ntohl(msg[1]) != (uint32_t)idx)
-		return -EPROTO;
-	*ok = ntohl(msg[2]) != 0;
+	h->main_qpn = words[0];
+	h->main_psn = words[1];
+	h->err_qpn = words[2];
+	h->err_psn = words[3];
+	h->mtu_enum = words[4];
 	return 0;
 }
 
 /* ---- setup --------------------------------------------------------------- */
 
-static int create_qp_end(struct ctx *c, struct qp_end *end, uint32_t send_wr, uint32_t recv_wr,
-			 uint32_t max_sge)
+static int setup(struct e2e_ctx *c, const struct e2e_args *args)
 {
-	struct xr_qp_init_attr init = {
-	    .cap = {.max_send_wr = send_wr,
-		    .max_recv_wr = recv_wr,
-		    .max_send_sge = max_sge,
-		    .max_recv_sge = max_sge},
-	    .qp_type = XR_QPT_RC,
-	};
-	int ret;
-
-	end->send_cq = xr_create_cq(c->dev, 2 * send_wr, NULL);
-	end->recv_cq = xr_create_cq(c->dev, 2 * recv_wr, NULL);
-	if (!end->send_cq || !end->recv_cq) {
-		fprintf(stderr, PROG ": couldn't create CQ: %s\n", strerror(errno));
+	c->role = args->role;
+	if (e2e_open_port(PROG, args->ifname, &c->port))
 		return -1;
-	}
-	init.send_cq = end->send_cq;
-	init.recv_cq = end->recv_cq;
-	end->qp = xr_create_qp(c->pd, &init);
-	if (!end->qp) {
-		fprintf(stderr, PROG ": couldn't create QP: %s\n", strerror(errno));
-		return -1;
-	}
-	ret = qp_to_init(end->qp, 1, 0);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't move QP to INIT: %s\n", strerror(-ret));
-		return -1;
-	}
-	end->psn = lrand48() & 0xffffff;
-	return 0;
-}
-
-static int setup(struct ctx *c, const char *ifname)
-{
-	struct xr_device_attr dev_attr;
-
-	c->dev = xr_open_device(ifname, NULL);
-	if (!c->dev) {
-		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ifname,
-			strerror(errno));
-		return -1;
-	}
-	c->gid_index = find_ipv4_gid(c->dev, &dev_attr, &c->gid);
-	if (c->gid_index < 0) {
-		fprintf(stderr, PROG ": no IPv4 GID on %s: %s\n", ifname, strerror(-c->gid_index));
-		return -1;
-	}
-	c->mtu_enum = dev_attr.active_mtu;
-	c->pd = xr_alloc_pd(c->dev);
 	c->buf_a = aligned_alloc(4096, BUF_A_SIZE);
 	c->buf_b = aligned_alloc(4096, BUF_B_SIZE);
-	if (!c->pd || !c->buf_a || !c->buf_b) {
-		fprintf(stderr, PROG ": couldn't allocate PD or buffers\n");
+	if (!c->buf_a || !c->buf_b) {
+		fprintf(stderr, PROG ": couldn't allocate buffers\n");
 		return -1;
 	}
-	c->mr_a = xr_reg_mr(c->pd, c->buf_a, BUF_A_SIZE, XR_ACCESS_LOCAL_WRITE);
-	c->mr_b = xr_reg_mr(c->pd, c->buf_b, BUF_B_SIZE, XR_ACCESS_LOCAL_WRITE);
+	c->mr_a = xr_reg_mr(c->port.pd, c->buf_a, BUF_A_SIZE, XR_ACCESS_LOCAL_WRITE);
+	c->mr_b = xr_reg_mr(c->port.pd, c->buf_b, BUF_B_SIZE, XR_ACCESS_LOCAL_WRITE);
 	if (!c->mr_a || !c->mr_b) {
 		fprintf(stderr, PROG ": couldn't register MR: %s\n", strerror(errno));
 		return -1;
 	}
-	if (create_qp_end(c, &c->main, MAIN_SEND_WR, MAIN_RECV_WR, MAX_SGE) ||
-	    create_qp_end(c, &c->err, 4, 4, 1))
+	if (e2e_create_qp_end(PROG, &c->port, &c->main, MAIN_SEND_WR, MAIN_RECV_WR, MAX_SGE, 0) ||
+	    e2e_create_qp_end(PROG, &c->port, &c->err, 4, 4, 1, 0))
 		return -1;
 	return 0;
 }
 
-static int connect_qp(struct ctx *c, struct qp_end *end, uint32_t dest_qpn, uint32_t dest_psn,
-		      const union xr_gid *dgid)
-{
-	struct qp_rtr_attr rtr = {
-	    .path_mtu = c->mtu_enum,
-	    .dest_qpn = dest_qpn,
-	    .rq_psn = dest_psn,
-	    .dgid = *dgid,
-	    .sgid_index = (uint8_t)c->gid_index,
-	    .port_num = 1,
-	    .hop_limit = 64,
-	    .max_dest_rd_atomic = 1,
-	    .min_rnr_timer = 1,
-	};
-	const char *failed;
-	int ret = qp_connect(end->qp, &rtr, end->psn, 1, &failed);
-
-	if (ret)
-		fprintf(stderr, PROG ": couldn't move QP to %s: %s\n", failed, strerror(-ret));
-	return ret ? -1 : 0;
-}
-
-static uint32_t mtu_bytes(enum xr_mtu mtu)
-{
-	return 128u << mtu;
-}
-
 /* Agrees on the smaller path MTU, connects both pairs, and reads the path MTU back. */
-static int connect_pairs(struct ctx *c, const struct hello *peer)
+static int connect_pairs(struct e2e_ctx *c)
 {
+	const struct hello *peer = &c->peer;
 	struct xr_qp_attr attr;
 	int ret;
 
-	if (peer->mtu_enum < XR_MTU_256 || peer->mtu_enum > XR_MTU_4096) {
-		fprintf(stderr, PROG ": peer sent path MTU code %u\n", peer->mtu_enum);
+	if (e2e_agree_mtu(PROG, &c->port, peer->mtu_enum))
 		return -1;
-	}
-	if (peer->mtu_enum < c->mtu_enum)
-		c->mtu_enum = peer->mtu_enum;
-	if (connect_qp(c, &c->main, peer->main_qpn, peer->main_psn, &peer->gid) ||
-	    connect_qp(c, &c->err, peer->err_qpn, peer->err_psn, &peer->gid))
+	if (e2e_connect_qp(PROG, &c->port, &c->main, 1, peer->main_qpn, peer->main_psn,
+			   &peer->gid) ||
+	    e2e_connect_qp(PROG, &c->port, &c->err, 1, peer->err_qpn, peer->err_psn, &peer->gid))
 		return -1;
 	ret = xr_query_qp(c->main.qp, &attr, XR_QP_PATH_MTU, NULL);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't query QP: %s\n", strerror(-ret));
 		return -1;
 	}
-	c->mtu = mtu_bytes(attr.path_mtu);
+	c->mtu = e2e_mtu_bytes(attr.path_mtu);
 	printf("[%s] path MTU %u; QPs 0x%06x, 0x%06x connected to 0x%06x, 0x%06x\n", c->role,
 	       c->mtu, c->main.qp->qp_num, c->err.qp->qp_num, peer->main_qpn, peer->err_qpn);
 	return 0;
 }
 
-static void hello_of(const struct ctx *c, struct hello *h)
+static void teardown(struct e2e_ctx *c)
 {
-	*h = (struct hello){.main_qpn = c->main.qp->qp_num,
-			    .main_psn = c->main.psn,
-			    .err_qpn = c->err.qp->qp_num,
-			    .err_psn = c->err.psn,
-			    .mtu_enum = c->mtu_enum,
-			    .gid = c->gid};
-}
-
-/* Server: accept, read the client's QPs, connect ours, then tell the client. */
-static int server_exchange(struct ctx *c, unsigned int port)
-{
-	struct hello mine, peer;
-	int ret;
-
-	c->oob_fd = e2e_oob_open(NULL, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
-	if (c->oob_fd < 0)
-		return -1;
-	ret = recv_hello(c->oob_fd, &peer);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't read the client's QPs: %s\n", oob_error(ret));
-		return -1;
-	}
-	if (connect_pairs(c, &peer))
-		return -1;
-	hello_of(c, &mine);
-	ret = send_hello(c->oob_fd, &mine);
-	if (ret) {
-		fprintf(stderr, PROG ": couldn't send our QPs: %s\n", oob_error(ret));
-		return -1;
-	}
-	return 0;
-}
-
-static int client_exchange(struct ctx *c, const char *server_ip, unsigned int port)
-{
-	struct hello mine, peer;
-	int ret;
-
-	c->oob_fd =
-	    e2e_oob_open(server_ip, port, ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, OOB_TIMEOUT_MS);
-	if (c->oob_fd < 0)
-		return -1;
-	hello_of(c, &mine);
-	ret = send_hello(c->oob_fd, &mine);
-	if (!ret)
-		ret = recv_hello(c->oob_fd, &peer);
-	if (ret) {
-		fprintf(stderr, PROG ": exchange with the server failed: %s\n", oob_error(ret));
-		return -1;
-	}
-	return connect_pairs(c, &peer);
-}
-
-static void teardown(struct ctx *c)
-{
-	struct qp_end *ends[] = {&c->main, &c->err};
-
-	if (c->oob_fd >= 0)
-		close(c->oob_fd);
-	for (int i = 0; i < 2; i++) {
-		if (ends[i]->qp)
-			xr_destroy_qp(ends[i]->qp);
-		if (ends[i]->send_cq)
-			xr_destroy_cq(ends[i]->send_cq);
-		if (ends[i]->recv_cq)
-			xr_destroy_cq(ends[i]->recv_cq);
-	}
+	e2e_destroy_qp_end(&c->main);
+	e2e_destroy_qp_end(&c->err);
 	if (c->mr_a)
 		xr_dereg_mr(c->mr_a);
 	if (c->mr_b)
 		xr_dereg_mr(c->mr_b);
-	if (c->pd)
-		xr_dealloc_pd(c->pd);
-	if (c->dev)
-		xr_close_device(c->dev);
+	e2e_close_port(&c->port);
 	free(c->buf_a);
 	free(c->buf_b);
 }
 
-/* ---- running the cases ----------------------------------------------------- */
-
-/* Runs case idx on this side; returns its verdict, or -1 when the peer cannot be reached. */
-static int run_case(struct ctx *c, const struct test_case *tc, int idx)
-{
-	const struct case_ops *ops = &case_ops[tc->kind];
-	struct report r = {0};
-	bool peer_ok;
-	int ret;
-
-	if (c->is_server) {
-		bool posted = ops->post_receives(c, tc, idx, &r);
-
-		ret = send_sync(c->oob_fd, SYNC_READY, idx, posted);
-		if (!ret && posted)
-			ops->check_receives(c, tc, idx, &r);
-	} else {
-		bool receiver_ready;
-
-		ret = recv_sync(c->oob_fd, SYNC_READY, idx, &receiver_ready);
-		if (!ret && !receiver_ready)
-			report_fail(&r, "not run: the receiver could not post its receives");
-		else if (!ret)
-			ops->send(c, tc, idx, &r);
-	}
-	if (!ret)
-		ret = send_sync(c->oob_fd, SYNC_VERDICT, idx, !r.failed);
-	if (!ret)
-		ret = recv_sync(c->oob_fd, SYNC_VERDICT, idx, &peer_ok);
-	if (ret) {
-		fprintf(stderr, PROG ": %s: lost the peer during case \"%s\": %s\n", c->role,
-			tc->name, oob_error(ret));
-		return -1;
-	}
-	printf("[%s] %-4s %-34s %s: %s; peer %s\n", c->role, r.failed ? "FAIL" : "ok", tc->name,
-	       c->is_server ? "receiver" : "sender", r.detail, peer_ok ? "ok" : "FAIL");
-	return !r.failed && peer_ok;
-}
-
-static void usage(void)
-{
-	fprintf(stderr, "usage: " PROG " server IFNAME [-p PORT]\n"
-			"       " PROG " client IFNAME SERVER_IP [-p PORT]\n");
-}
-
 int main(int argc, char **argv)
 {
-	struct test_case cases[MAX_CASES];
-	struct ctx c = {.oob_fd = -1};
-	struct e2e_args args = {.port = DEFAULT_PORT};
-	int ncases, failed = 0;
+	static const struct e2e_driver driver = {
+	    .prog = PROG,
+	    .default_port = DEFAULT_PORT,
+	    .server_part = "receiver",
+	    .client_part = "sender",
+	    .not_prepared = "the receiver could not post its receives",
+	    .name_width = 34,
+	    .peer_step_timeout_ms = STREAM_TIMEOUT_MS + E2E_OOB_TIMEOUT_MS,
+	    .ops = case_ops,
+	    .setup = setup,
+	    .send_hello = send_hello,
+	    .recv_hello = recv_hello,
+	    .connect = connect_pairs,
+	    .build_cases = build_cases,
+	    .teardown = teardown,
+	};
+	struct e2e_ctx c = {0};
 
-	if (!e2e_parse_args(argc, argv, &args)) {
-		usage();
-		return 2;
-	}
-	c.is_server = args.is_server;
-	c.role = args.role;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	srand48(getpid() ^ time(NULL));
-
-	if (setup(&c, args.ifname) ||
-	    (c.is_server ? server_exchange(&c, args.port)
-			 : client_exchange(&c, args.server_ip, args.port))) {
-		teardown(&c);
-		return 1;
-	}
-	ncases = build_cases(c.mtu, cases);
-	for (int i = 0; i < ncases; i++) {
-		int verdict = run_case(&c, &cases[i], i);
-
-		if (verdict < 0) {
-			failed = ncases - i;
-			break;
-		}
-		failed += !verdict;
-	}
-	printf("[%s] %s: %d of %d cases failed\n", c.role, failed ? "FAIL" : "PASS", failed,
-	       ncases);
-	teardown(&c);
-	return failed ? 1 : 0;
+	return e2e_main(argc, argv, &driver, &c);
 }
