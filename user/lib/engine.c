@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,7 +45,8 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 	/* Frames the device refused for now: come back soon rather than at a timer. */
 	if (xr_xsk_port_tx_backlog(dev->port) && (!*deadline || *deadline > now + TX_RETRY_NS))
 		*deadline = now + TX_RETRY_NS;
-	*dev->xdp.engine_stats = core->stats;
+	if (memcmp(dev->xdp.engine_stats, &core->stats, sizeof(core->stats)))
+		*dev->xdp.engine_stats = core->stats;
 	return n || core->stats.tx_frames != tx_before;
 }
 

@@ -4,6 +4,8 @@
  * engine publishes for them, and the ACKs they absorbed, which the engine
  * reads back and completes as if they had come through the socket.
  */
+#include <string.h>
+
 #include "core.h"
 
 static struct xr_qp_entry *entry_of(struct xr_qp_impl *qp)
@@ -91,7 +93,9 @@ void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now)
 
 	if (!e)
 		return;
-	e->counters = qp->cnt;
+	/* Written only when changed: the entry's cache lines are shared with XDP. */
+	if (memcmp(&e->counters, &qp->cnt, sizeof(qp->cnt)))
+		e->counters = qp->cnt;
 	if (!(e->fast_path & XR_XDP_FAST_ACK))
 		return;
 	psn = (uint32_t)__atomic_load_n(&e->xdp_ack, __ATOMIC_ACQUIRE) & XR_PSN_MASK;
