@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 
 #include "perf_oob.h"
 
@@ -97,6 +98,8 @@ struct options {
 	unsigned int tx_depth;
 	unsigned int rx_depth;
 	unsigned int num_qps;
+	bool outs_set;
+	unsigned long outs; /* -o: READs/atomics in flight, checked against the device's maximum */
 };
 
 struct perf_ctx {
@@ -116,7 +119,8 @@ struct perf_ctx {
 	unsigned int cache_line;
 	enum xr_mtu mtu;
 	int gid_index;
-	unsigned int max_rd_atomic;
+	/* READs/atomics we take as responder and issue at most as requester (-o). */
+	unsigned int out_reads;
 	unsigned int tx_depth;
 	unsigned int rx_depth;
 	unsigned int cq_mod;
@@ -162,6 +166,8 @@ static void usage(void)
 	printf("  -x, --gid-index=<index>  local GID index (default: the first IPv4 one)\n");
 	printf("  -m, --mtu=<mtu>          path MTU 256..4096 (default: the port's)\n");
 	printf("  -q, --qp=<num>           number of QPs, bw tests only (default 1)\n");
+	printf("  -o, --outs=<num>         outstanding READs/atomics, read and atomic tests only "
+	       "(default: the device's maximum)\n");
 	printf("  -t, --tx-depth=<dep>     send queue depth (default %d for bw, 1 for lat)\n",
 	       DEF_TX_DEPTH);
 	printf("  -r, --rx-depth=<dep>     receive queue depth (default %d)\n", DEF_RX_DEPTH);
@@ -187,6 +193,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {.name = "gid-index", .has_arg = 1, .val = 'x'},
 	    {.name = "mtu", .has_arg = 1, .val = 'm'},
 	    {.name = "qp", .has_arg = 1, .val = 'q'},
+	    {.name = "outs", .has_arg = 1, .val = 'o'},
 	    {.name = "tx-depth", .has_arg = 1, .val = 't'},
 	    {.name = "rx-depth", .has_arg = 1, .val = 'r'},
 	    {.name = "CPU-freq", .has_arg = 0, .val = 'F'},
@@ -214,7 +221,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return 1;
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "d:p:s:n:D:aA:x:m:q:t:r:Fh", long_options, NULL)) !=
+	while ((c = getopt_long(argc, argv, "d:p:s:n:D:aA:x:m:q:o:t:r:Fh", long_options, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'd':
@@ -270,6 +277,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->num_qps = v;
 			qps_set = true;
 			break;
+		case 'o':
+			/* The range depends on the device: checked once it is open. */
+			if (!parse_ulong(optarg, ULONG_MAX, &v))
+				goto bad_value;
+			o->outs = v;
+			o->outs_set = true;
+			break;
 		case 't':
 			if (!parse_ulong(optarg, 16384, &v) || !v)
 				goto bad_value;
@@ -304,6 +318,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 	/* perftest refuses -q in a latency test even when it asks for one QP. */
 	if (o->test->lat && qps_set) {
 		fprintf(stderr, PROG ": Multiple QPs only available on bw tests\n");
+		return 1;
+	}
+	if (o->outs_set && o->test->verb != VERB_READ && o->test->verb != VERB_ATOMIC) {
+		fprintf(stderr, PROG ": -o (outstanding READs/atomics) is for read and atomic "
+				     "tests only\n");
 		return 1;
 	}
 	if (o->test->verb == VERB_ATOMIC) {
@@ -498,6 +517,19 @@ static int open_device(struct perf_ctx *ctx, struct xr_device_attr *dev_attr)
 	}
 	ctx->cycle_buffer = sysconf(_SC_PAGESIZE);
 	ctx->cache_line = DEF_CACHE_LINE;
+
+	/* perftest's out_reads: the device's maximum for READ and atomics unless -o, else 1. */
+	if (ctx->o->outs_set && (ctx->o->outs < 1 || ctx->o->outs > dev_attr->max_qp_rd_atom)) {
+		fprintf(stderr,
+			PROG ": -o %lu: outstanding READs/atomics must be between 1 and %u (the "
+			     "device's maximum)\n",
+			ctx->o->outs, dev_attr->max_qp_rd_atom);
+		return -1;
+	}
+	if (ctx->o->test->verb == VERB_READ || ctx->o->test->verb == VERB_ATOMIC)
+		ctx->out_reads = ctx->o->outs_set ? ctx->o->outs : dev_attr->max_qp_rd_atom;
+	else
+		ctx->out_reads = 1;
 	return 0;
 }
 
@@ -527,8 +559,7 @@ static int alloc_qp_arrays(struct perf_ctx *ctx)
 }
 
 /* One QP in INIT, and the keys that describe it to the peer. */
-static int create_qp(struct perf_ctx *ctx, unsigned int q, struct xr_qp_init_attr *init_attr,
-		     const struct xr_device_attr *dev_attr)
+static int create_qp(struct perf_ctx *ctx, unsigned int q, struct xr_qp_init_attr *init_attr)
 {
 	enum perf_verb verb = ctx->o->test->verb;
 	struct perf_dest *mine = &ctx->mine[q];
@@ -558,8 +589,7 @@ static int create_qp(struct perf_ctx *ctx, unsigned int q, struct xr_qp_init_att
 	mine->gid = ctx->mine[0].gid;
 	mine->qpn = ctx->qps[q]->qp_num;
 	mine->psn = lrand48() & 0xffffff;
-	/* perftest's out_reads: the device's maximum for READ and atomics, else 1. */
-	mine->out_reads = (verb == VERB_READ || verb == VERB_ATOMIC) ? dev_attr->max_qp_rd_atom : 1;
+	mine->out_reads = ctx->out_reads;
 	/* Like rxe: an MR without remote access has no rkey to give. */
 	mine->rkey = verb == VERB_SEND ? 0 : ctx->mr->rkey;
 	mine->vaddr = (uintptr_t)target_slot(ctx, q);
@@ -634,9 +664,8 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 	if (o->test->lat && verb != VERB_READ && verb != VERB_ATOMIC &&
 	    max_size <= dev_attr->max_inline_data)
 		init_attr.cap.max_inline_data = max_size;
-	ctx->max_rd_atomic = dev_attr->max_qp_rd_atom;
 	for (unsigned int q = 0; q < o->num_qps; q++)
-		if (create_qp(ctx, q, &init_attr, dev_attr))
+		if (create_qp(ctx, q, &init_attr))
 			return -1;
 	return 0;
 }
@@ -669,8 +698,10 @@ static void destroy_resources(struct perf_ctx *ctx)
 
 /*
  * RTR and RTS with perftest's attributes: the responder takes as many reads
- * as we announced, the requester issues as many as the peer announced. Like
- * perftest, a bandwidth server stays in RTR: it never sends a request.
+ * as we announced, the requester issues as many as the peer announced. Unlike
+ * perftest, whose requester ignores its own -o, ours also keeps to it: -o N
+ * means at most N in flight on either side. Like perftest, a bandwidth server
+ * stays in RTR: it never sends a request.
  */
 static int connect_qp(struct perf_ctx *ctx, unsigned int q)
 {
@@ -689,7 +720,7 @@ static int connect_qp(struct perf_ctx *ctx, unsigned int q)
 	    .min_rnr_timer = 12,
 	};
 	unsigned int max_rd_atomic =
-	    remote->out_reads < ctx->max_rd_atomic ? remote->out_reads : ctx->max_rd_atomic;
+	    remote->out_reads < ctx->out_reads ? remote->out_reads : ctx->out_reads;
 	int ret;
 
 	if (!memcmp(remote->gid.raw, zero_gid, sizeof(zero_gid))) {
