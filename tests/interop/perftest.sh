@@ -8,7 +8,11 @@
 # passive latency server prints no table, so its remote address is checked).
 # Runs with -q N (several QPs, bw tests only) expect N times the iterations in
 # the result line, as perftest counts those of all QPs, and N remote
-# addresses with distinct QPNs on each side. Prints PASS/FAIL per run.
+# addresses with distinct QPNs on each side. Runs with -o N (outstanding
+# READs/atomics) are captured on the guest's tap: the capture must hold every
+# request, never more than N in flight and N at some point
+# (tests/e2e/rd_inflight.sh), and both sides must print "Outstand reads : N"
+# (read_bw: and OUT 0x0N for both QPs). Prints PASS/FAIL per run.
 #
 # Two ways to run it:
 #   sourced by tests/interop/run.sh after its pingpong runs: it reuses that
@@ -18,15 +22,17 @@
 #   xroce attach), prints "N passed, N failed" and tears everything down
 #   (RXE_PEER_KEEP=1 leaves the guest up).
 #
-# Env: BUILD (default build), RXE_PEER, PERF_ITERS (default 200),
-# GUEST_TIMEOUT (seconds a guest tool may run, default 120).
+# Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
+# ../shared/rxe-peer/rxe-peer next to the repository), PERF_ITERS (default
+# 200), GUEST_TIMEOUT (seconds a guest tool may run, default 120).
 
 # Runs NAME: the guest's and our command lines for one test, both directions;
-# QPS (default 1) is the number of QPs the command lines ask for with -q.
+# QPS (default 1) is the number of QPs the command lines ask for with -q, OUTS
+# (default none) the outstanding READs/atomics they ask for with -o.
 perftest_run_pair() {
-	local name=$1 guest_args=$2 perf_args=$3 size=$4 kind=$5 qps=${6:-1}
-	perftest_one "$name" xroce-server "$guest_args" "$perf_args" "$size" "$kind" "$qps"
-	perftest_one "$name" guest-server "$guest_args" "$perf_args" "$size" "$kind" "$qps"
+	local name=$1 guest_args=$2 perf_args=$3 size=$4 kind=$5 qps=${6:-1} outs=${7:-}
+	perftest_one "$name" xroce-server "$guest_args" "$perf_args" "$size" "$kind" "$qps" "$outs"
+	perftest_one "$name" guest-server "$guest_args" "$perf_args" "$size" "$kind" "$qps" "$outs"
 }
 
 # The result line of a run: "SIZE ITERS ..." as perftest prints it.
@@ -48,6 +54,32 @@ perftest_check() {
 	esac
 }
 
+# perftest_outs_check LOG OUTS: this side announced OUTS outstanding reads
+# and, in a read test, shows OUTS for both QPs (its own and the peer's).
+perftest_outs_check() {
+	local log=$1 outs=$2
+	grep -Eq "^ Outstand reads  : $outs\$" "$log" || return 1
+	grep -q "RDMA_Read" "$log" || return 0
+	[ "$(grep -c "^ \(local\|remote\) address: .* OUT $(printf '%#04x' "$outs") " "$log")" -eq 2 ]
+}
+
+# perftest_outs_why PCAP OUTS: why the capture of a run with -o OUTS fails
+# (nothing when it passes): every request captured, at most OUTS in flight and
+# OUTS at some point.
+perftest_outs_why() {
+	local counts requests in_flight
+	counts=$(tests/e2e/rd_inflight.sh "$1") || {
+		echo "rd_inflight.sh failed on $1"
+		return
+	}
+	read -r _ requests _ in_flight <<<"$counts"
+	if [ "$requests" != "$PERF_ITERS" ]; then
+		echo "the capture holds $requests distinct requests, expected $PERF_ITERS"
+	elif [ "$in_flight" != "$2" ]; then
+		echo "up to $in_flight requests in flight, expected at most and at some point $2"
+	fi
+}
+
 perftest_wait_listening() {
 	local pid=$1 _
 	for _ in $(seq 1 100); do
@@ -62,20 +94,28 @@ perftest_in_host() {
 	nsenter --net="/var/run/netns/$PERF_HOST_NS" "$@"
 }
 
-# perftest_one NAME DIRECTION GUEST_ARGS PERF_ARGS SIZE KIND QPS
+# perftest_one NAME DIRECTION GUEST_ARGS PERF_ARGS SIZE KIND QPS OUTS
 perftest_one() {
-	local name=$1 dir=$2 guest_args=$3 perf_args=$4 size=$5 kind=$6 qps=$7
+	local name=$1 dir=$2 guest_args=$3 perf_args=$4 size=$5 kind=$6 qps=$7 outs=$8
 	local total=$((PERF_ITERS * qps))
 	local label="$name $dir" tag="perftest-${name// /_}-$dir" id why=""
-	local host_log guest_log host_status=0 guest_status=0 pid host_role guest_role
+	local host_log guest_log host_status=0 guest_status=0 pid host_role guest_role pcap
 	host_log=$PERF_LOGDIR/$tag.xroce.log
 	guest_log=$PERF_LOGDIR/$tag.rxe.log
+	pcap=$PERF_LOGDIR/$tag.pcap
 	local guest_cmd="timeout $GUEST_TIMEOUT ib_$guest_args -x 1 -F -n $PERF_ITERS"
 	# shellcheck disable=SC2206 # the options are meant to be split into words
 	local perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_BIN" $perf_args -d "$PERF_HOST_IF"
 		-x 1 -F -n "$PERF_ITERS")
 
-	if [ "$dir" = xroce-server ]; then
+	if [ -n "$outs" ]; then
+		"$RXE_PEER" capture start "$pcap" udp port 4791 >/dev/null 2>&1 ||
+			why="rxe-peer capture start failed"
+	fi
+	if [ -n "$why" ]; then
+		echo "(not started)" >"$host_log"
+		echo "(not started)" >"$guest_log"
+	elif [ "$dir" = xroce-server ]; then
 		host_role=server guest_role=client
 		perftest_in_host "${perf_cmd[@]}" >"$host_log" 2>&1 &
 		pid=$!
@@ -111,6 +151,9 @@ perftest_one() {
 				>"$guest_log" 2>&1 || guest_status=$?
 		fi
 	fi
+	if [ -n "$outs" ] && ! "$RXE_PEER" capture stop >/dev/null 2>&1 && [ -z "$why" ]; then
+		why="rxe-peer capture stop failed"
+	fi
 
 	if [ -z "$why" ]; then
 		if [ "$host_status" -ne 0 ] || [ "$guest_status" -ne 0 ]; then
@@ -119,6 +162,12 @@ perftest_one() {
 			why="xroce-perf printed no result line for $size bytes x $total or not $qps remote QPs"
 		elif ! perftest_check "$guest_log" "$size" "$kind" "$guest_role" "$qps"; then
 			why="perftest printed no result line for $size bytes x $total or not $qps remote QPs"
+		elif [ -n "$outs" ] && ! perftest_outs_check "$host_log" "$outs"; then
+			why="xroce-perf does not show $outs outstanding reads"
+		elif [ -n "$outs" ] && ! perftest_outs_check "$guest_log" "$outs"; then
+			why="perftest does not show $outs outstanding reads"
+		elif [ -n "$outs" ]; then
+			why=$(perftest_outs_why "$pcap" "$outs")
 		fi
 	fi
 	if [ -z "$why" ]; then
@@ -155,7 +204,7 @@ perftest_main() {
 		return
 	fi
 	echo "perftest against xroce-perf, $PERF_ITERS iterations per run"
-	# NAME  GUEST_ARGS (ib_...)  XROCE_PERF_ARGS  SIZE  KIND  [QPS]
+	# NAME  GUEST_ARGS (ib_...)  XROCE_PERF_ARGS  SIZE  KIND  [QPS [OUTS]]
 	perftest_run_pair send_bw "send_bw -s 4096" "send_bw -s 4096" 4096 bw
 	perftest_run_pair write_bw "write_bw -s 4096" "write_bw -s 4096" 4096 bw
 	perftest_run_pair "send_bw -q 2" "send_bw -s 4096 -q 2" "send_bw -s 4096 -q 2" 4096 bw 2
@@ -165,6 +214,8 @@ perftest_main() {
 		"atomic_bw -A CMP_AND_SWAP" 8 bw
 	perftest_run_pair "atomic_bw FADD" "atomic_bw -A FETCH_AND_ADD" \
 		"atomic_bw -A FETCH_AND_ADD" 8 bw
+	perftest_run_pair "read_bw -o 4" "read_bw -s 4096 -o 4" "read_bw -s 4096 -o 4" 4096 bw 1 4
+	perftest_run_pair "atomic_bw -o 2" "atomic_bw -o 2" "atomic_bw -o 2" 8 bw 1 2
 	perftest_run_pair send_lat "send_lat -s 64" "send_lat -s 64" 64 pingpong-lat
 	perftest_run_pair write_lat "write_lat -s 64" "write_lat -s 64" 64 pingpong-lat
 	perftest_run_pair read_lat "read_lat -s 64" "read_lat -s 64" 64 passive-lat
@@ -178,8 +229,10 @@ if [ "${BASH_SOURCE[0]}" != "$0" ]; then
 fi
 
 set -u
+# A relative RXE_PEER is the caller's, from where they started us.
+[ -n "${RXE_PEER:-}" ] && RXE_PEER=$(realpath -s "$RXE_PEER")
 cd "$(dirname "$0")/../.." || exit 1
-RXE_PEER=${RXE_PEER:-/work/shared/rxe-peer/rxe-peer}
+RXE_PEER=${RXE_PEER:-$PWD/../shared/rxe-peer/rxe-peer}
 xroce=$(readlink -f "${BUILD:-build}/xroce")
 host_if=${RXE_PEER_HOST_IF:-xrhost0}
 logdir=$(mktemp -d /tmp/xroce-perftest.XXXXXX)

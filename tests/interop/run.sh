@@ -9,12 +9,15 @@
 # "N passed, N failed"; exits non-zero when anything failed.
 # The guest and xroce's attachment to xrhost0 are torn down on every exit path.
 #
-# Env: BUILD (default build), RXE_PEER (the rxe-peer script), SIZES, ITERS,
+# Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
+# ../shared/rxe-peer/rxe-peer next to the repository), SIZES, ITERS,
 # GUEST_TIMEOUT (seconds a guest tool may run, default 120).
 set -u
+# A relative RXE_PEER is the caller's, from where they started us.
+[ -n "${RXE_PEER:-}" ] && RXE_PEER=$(realpath -s "$RXE_PEER")
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
-RXE_PEER=${RXE_PEER:-/work/shared/rxe-peer/rxe-peer}
+RXE_PEER=${RXE_PEER:-$PWD/../shared/rxe-peer/rxe-peer}
 SIZES=${SIZES:-1 1024 4096 16384 65536}
 ITERS=${ITERS:-100}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}

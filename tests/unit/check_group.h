@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define DEFAULT_VECTOR_DIR "/work/shared/vectors/rxe"
+/* Relative to the repository's root, where the tests run: shared/ lies next to it. */
+#define DEFAULT_VECTOR_DIR "../shared/vectors/rxe"
 #define MAX_REPORTED_FAILURES 10
 
 struct group {

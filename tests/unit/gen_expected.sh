@@ -3,9 +3,10 @@
 # RoCE frame of the golden rxe captures, so that test_vectors can compare the
 # parser against an independent dissector without running tshark at test time.
 # Usage (from the repository root): tests/unit/gen_expected.sh [VECTOR_DIR]
+# (default ../shared/vectors/rxe, next to the repository, as the tests').
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-dir=${1:-/work/shared/vectors/rxe}
+dir=${1:-../shared/vectors/rxe}
 out=tests/unit/vectors_expected.txt
 
 command -v tshark >/dev/null || { echo "gen_expected: tshark not found" >&2; exit 1; }
