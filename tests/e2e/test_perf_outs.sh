@@ -22,56 +22,20 @@ perf=$BUILD/xroce-perf
 xroce=$BUILD/xroce
 middlebox=$BUILD/tests/middlebox
 iters=200
-# The discard port: A's kernel drops the sentinel datagram (see capture_stop).
-sentinel_port=9
-cap_pid=""
 
 # shellcheck source=tests/e2e/e2e_common.sh
 source tests/e2e/e2e_common.sh
 # shellcheck source=tests/e2e/middlebox.sh
 source tests/e2e/middlebox.sh
+# shellcheck source=tests/e2e/capture.sh
+source tests/e2e/capture.sh
 e2e_init test_perf_outs "$perf" "$xroce" "$middlebox"
-trap 'e2e_stop_pid "$cap_pid"; e2e_cleanup' EXIT
+trap 'capture_kill; e2e_cleanup' EXIT
 command -v tcpdump >/dev/null || fail "tcpdump not found (scripts/install-deps.sh installs it)"
 
 netns_middlebox_pair oup "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
 mb_start
-
-# Captures RoCE frames on M's end towards A into $logdir/run.pcap until
-# capture_stop, with tcpdump: it writes every frame as it comes (-U), so a
-# sentinel datagram found in the file means every frame before it is there.
-capture_start() {
-	rm -f "$logdir/run.pcap"
-	# nsenter, not netns_exec: $! must be tcpdump itself, for capture_stop to signal.
-	nsenter --net="/var/run/netns/$NETNS_M" tcpdump --immediate-mode -U -n -i "$VETH_MA" \
-		-w "$logdir/run.pcap" "udp port 4791 or udp port $sentinel_port" \
-		>/dev/null 2>"$logdir/tcpdump.log" &
-	cap_pid=$!
-	for _ in $(seq 100); do
-		grep -q "^tcpdump: listening on" "$logdir/tcpdump.log" && return 0
-		kill -0 "$cap_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	fail "tcpdump did not start: $(cat "$logdir/tcpdump.log")"
-}
-
-# A datagram from B to A after the run passes M after all of the run's frames.
-capture_stop() {
-	local status=0 seen=0
-	netns_exec "$NETNS_B" bash -c "echo sentinel >/dev/udp/$ADDR_A/$sentinel_port" ||
-		fail "could not send the sentinel datagram"
-	for _ in $(seq 50); do
-		seen=$(tcpdump -r "$logdir/run.pcap" -n "udp port $sentinel_port" 2>/dev/null | wc -l)
-		[ "$seen" -gt 0 ] && break
-		sleep 0.1
-	done
-	kill -TERM "$cap_pid"
-	wait "$cap_pid" || status=$?
-	cap_pid=""
-	[ "$status" -eq 0 ] || fail "tcpdump exited with status $status: $(cat "$logdir/tcpdump.log")"
-	[ "$seen" -gt 0 ] || fail "the sentinel datagram never reached the capture"
-}
 
 # outs_printed LOG N: the test header says N outstanding reads.
 outs_printed() {
@@ -83,7 +47,7 @@ outs_printed() {
 # Sets in_flight and requests from the capture.
 run() {
 	local test=$1 size=$2 server_opts=$3 client_opts=$4 server_status=0 client_status=0 counts
-	capture_start
+	capture_start "$NETNS_M" "$VETH_MA" "$logdir/run.pcap" || fail "$test: $CAPTURE_WHY"
 	# shellcheck disable=SC2086 # the options are meant to be split into words
 	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" -x 1 -n $iters $server_opts \
 		>"$logdir/server.log" 2>&1 &
@@ -93,7 +57,7 @@ run() {
 		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
 	wait "$server_pid" || server_status=$?
 	server_pid=""
-	capture_stop
+	capture_stop "$NETNS_B" "$ADDR_A" || fail "$test: $CAPTURE_WHY"
 	label="$test server [$server_opts] client [$client_opts]"
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
 		e2e_show_logs

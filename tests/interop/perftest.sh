@@ -9,8 +9,8 @@
 # Runs with -q N (several QPs, bw tests only) expect N times the iterations in
 # the result line, as perftest counts those of all QPs, and N remote
 # addresses with distinct QPNs on each side. Runs with -o N (outstanding
-# READs/atomics) are captured on the guest's tap: the capture must hold every
-# request, never more than N in flight and N at some point
+# READs/atomics) are captured on the guest's tap (tests/e2e/capture.sh; not
+# on xrhost0, where XDP takes the frames): the capture must hold every request, never more than N in flight and N at some point
 # (tests/e2e/rd_inflight.sh), and both sides must print "Outstand reads : N"
 # (read_bw: and OUT 0x0N for both QPs). Prints PASS/FAIL per run.
 #
@@ -108,9 +108,8 @@ perftest_one() {
 	local perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_BIN" $perf_args -d "$PERF_HOST_IF"
 		-x 1 -F -n "$PERF_ITERS")
 
-	if [ -n "$outs" ]; then
-		"$RXE_PEER" capture start "$pcap" udp port 4791 >/dev/null 2>&1 ||
-			why="rxe-peer capture start failed"
+	if [ -n "$outs" ] && ! capture_start "$PERF_PEER_NS" "$PERF_CAPTURE_IF" "$pcap"; then
+		why=$CAPTURE_WHY
 	fi
 	if [ -n "$why" ]; then
 		echo "(not started)" >"$host_log"
@@ -151,8 +150,8 @@ perftest_one() {
 				>"$guest_log" 2>&1 || guest_status=$?
 		fi
 	fi
-	if [ -n "$outs" ] && ! "$RXE_PEER" capture stop >/dev/null 2>&1 && [ -z "$why" ]; then
-		why="rxe-peer capture stop failed"
+	if [ -n "$CAPTURE_PID" ] && ! capture_stop "$PERF_HOST_NS" "$PERF_GUEST_IP" && [ -z "$why" ]; then
+		why=$CAPTURE_WHY
 	fi
 
 	if [ -z "$why" ]; then
@@ -197,6 +196,11 @@ perftest_main() {
 	PERF_GUEST_IP=${RXE_PEER_NET:-10.77.0}.1
 	PERF_HOST_IP=${RXE_PEER_NET:-10.77.0}.100
 	PERF_LOGDIR=${logdir:?}
+	# rxe-peer's capture point: the guest's tap in its bridge namespace.
+	PERF_PEER_NS=${RXE_PEER_NS:-xrpeer}
+	PERF_CAPTURE_IF=${RXE_PEER_CAPIF:-xrtap0}
+	# shellcheck source=tests/e2e/capture.sh
+	source tests/e2e/capture.sh
 	if [ ! -x "$PERF_BIN" ]; then
 		failed=$((failed + 1))
 		failures+=("perftest: xroce-perf missing")
@@ -242,6 +246,7 @@ failures=()
 peer_up=0
 
 perftest_cleanup() {
+	declare -F capture_kill >/dev/null && capture_kill
 	if [ "$peer_up" -eq 1 ] && [ "${RXE_PEER_KEEP:-0}" != 1 ]; then
 		if [ -d "/sys/fs/bpf/xroce/$host_if" ]; then
 			perftest_in_host "$xroce" detach "$host_if" >/dev/null 2>&1 ||

@@ -51,6 +51,8 @@ in_host_ns() {
 }
 
 cleanup() {
+	# A capture perftest.sh left running (tests/e2e/capture.sh).
+	declare -F capture_kill >/dev/null && capture_kill
 	if [ -n "$server_pid" ]; then
 		kill "$server_pid" 2>/dev/null
 		wait "$server_pid" 2>/dev/null
