@@ -89,8 +89,8 @@ int xr_query_device(struct xr_device *dev, struct xr_device_attr *attr);
 /* GID table in rxe's order: 0 = IPv6 link-local, then the other addresses, IPv4 mapped. */
 int xr_query_gid(struct xr_device *dev, int index, union xr_gid *gid);
 /*
- * The pid of the process that has ifname's device open (in this pid
- * namespace), 0 when no process has, or a negative errno.
+ * The pid of the process that has ifname's device open (as that process's
+ * getpid() gave it), 0 when no process has, or a negative errno.
  */
 int xr_device_holder(const char *ifname);
 
