@@ -14,7 +14,8 @@
  * checks that both landed byte for byte, and both sides destroy everything,
  * close the device and go round again at once. The first failure ends the
  * run with exit status 1, saying in which iteration. At the end each side
- * prints how long opening its device took. Iterations are numbered from
+ * prints how long opening its device took, and fails if it has more file
+ * descriptors open than before the first iteration. Iterations are numbered from
  * FIRST (default 0) on both sides, which must agree: a server that keeps its
  * device open can then serve several clients in turn.
  *
@@ -23,6 +24,7 @@
  * "[hold] pid N: QPS QPs in RTS" and waits to be killed (HOLD_MS at most),
  * so that its death leaves behind what a killed owner leaves.
  */
+#include <dirent.h>
 #include <getopt.h>
 #include <stdlib.h>
 
@@ -94,6 +96,21 @@ static uint32_t write_seed(unsigned long iteration)
 static uint32_t send_seed(unsigned long iteration)
 {
 	return (uint32_t)iteration * 2 + 2;
+}
+
+/* File descriptors this process has open; -1 when /proc cannot say. */
+static int count_open_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *entry;
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((entry = readdir(dir)))
+		n += entry->d_name[0] != '.';
+	closedir(dir);
+	return n;
 }
 
 static int open_port(const struct options *o, struct e2e_port *port, struct open_times *t,
@@ -341,10 +358,10 @@ static int run_pair(const struct options *o)
 	struct open_times t = {0};
 	struct round r = {0};
 	unsigned long i = 0;
-	int listen_fd = -1;
+	int listen_fd = -1, fds_before = count_open_fds(), fds_after;
 	const char *why;
 
-	r.buf = aligned_alloc(4096, BUF_SIZE);
+	r.buf = malloc(BUF_SIZE);
 	if (!r.buf) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
@@ -373,6 +390,14 @@ out:
 	if (listen_fd >= 0)
 		close(listen_fd);
 	free(r.buf);
+	fds_after = count_open_fds();
+	if (fds_after != fds_before) {
+		printf(
+		    "[%s] FAIL: %d file descriptors open before the first iteration, %d after the "
+		    "last\n",
+		    o->role, fds_before, fds_after);
+		return 1;
+	}
 	if (i < o->iterations) {
 		printf("[%s] FAIL in iteration %lu (%lu of %lu)\n", o->role, o->first + i, i + 1,
 		       o->iterations);
