@@ -40,6 +40,7 @@
 # netns_cleanup            stops NETNS_SERVER_PID, detaches xroce from every
 #                          veth created here, removes
 #                          any pins left under /sys/fs/bpf/xroce/VETH and
+#                          any lock file /run/xroce/VETH.lock, and
 #                          deletes the namespaces. Idempotent. Processes started
 #                          in the namespaces are the caller's to stop first.
 #
@@ -194,8 +195,9 @@ netns_cleanup() {
 		if [ -x "$xroce" ] && [ -d "/sys/fs/bpf/xroce/$dev" ]; then
 			netns_exec "$ns" "$xroce" detach "$dev" >/dev/null 2>&1
 		fi
-		# A process killed while attached leaves its pins behind.
-		rm -rf "/sys/fs/bpf/xroce/${dev:?}"
+		# A process killed while attached leaves its pins behind, and one
+		# killed while it had the device open its lock file.
+		rm -rf "/sys/fs/bpf/xroce/${dev:?}" "/run/xroce/${dev:?}.lock"
 	done
 	for ns in "${NETNS_CREATED[@]}"; do
 		ip netns del "$ns" 2>/dev/null

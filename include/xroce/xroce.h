@@ -71,12 +71,28 @@ struct xr_device_open_attr {
 	int disable_masked_atomics;
 };
 
-/* Opens the RoCE device on network interface ifname (needs CAP_NET_ADMIN/BPF). */
+/* How long xr_open_device waits for a previous owner of the interface to go. */
+#define XR_OPEN_WAIT_MS 5000
+
+/*
+ * Opens the RoCE device on network interface ifname (needs CAP_NET_ADMIN/BPF).
+ * One process at a time has an interface's device open. When the previous
+ * one is exiting, or has just exited and the kernel is still releasing its
+ * AF_XDP sockets, this waits for that, XR_OPEN_WAIT_MS at most. Fails with
+ * errno EBUSY when another live process has the device open
+ * (xr_device_holder names it), or when a queue of the interface stays bound
+ * to an AF_XDP socket that is not xroce's.
+ */
 struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open_attr *attr);
 int xr_close_device(struct xr_device *dev);
 int xr_query_device(struct xr_device *dev, struct xr_device_attr *attr);
 /* GID table in rxe's order: 0 = IPv6 link-local, then the other addresses, IPv4 mapped. */
 int xr_query_gid(struct xr_device *dev, int index, union xr_gid *gid);
+/*
+ * The pid of the process that has ifname's device open (as that process's
+ * getpid() gave it), 0 when no process has, or a negative errno.
+ */
+int xr_device_holder(const char *ifname);
 
 /* ---- protection domains and memory regions ---------------------------- */
 

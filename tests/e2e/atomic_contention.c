@@ -238,13 +238,10 @@ static struct xr_device *open_device(const char *ifname, union xr_gid *gid, int 
 				     enum xr_mtu *mtu, uint32_t *max_rd_atom)
 {
 	struct xr_device_attr attr;
-	struct xr_device *dev = xr_open_device(ifname, NULL);
+	struct xr_device *dev = tool_open_device(PROG, ifname);
 
-	if (!dev) {
-		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ifname,
-			strerror(errno));
+	if (!dev)
 		return NULL;
-	}
 	*gid_index = find_ipv4_gid(dev, &attr, gid);
 	if (*gid_index < 0) {
 		fprintf(stderr, PROG ": no IPv4 GID on %s: %s\n", ifname, strerror(-*gid_index));

@@ -203,12 +203,9 @@ static inline int e2e_open_port(const char *prog, const char *ifname, struct e2e
 {
 	struct xr_device_attr dev_attr;
 
-	p->dev = xr_open_device(ifname, NULL);
-	if (!p->dev) {
-		fprintf(stderr, "%s: couldn't open the xroce device of %s: %s\n", prog, ifname,
-			strerror(errno));
+	p->dev = tool_open_device(prog, ifname);
+	if (!p->dev)
 		return -1;
-	}
 	p->gid_index = find_ipv4_gid(p->dev, &dev_attr, &p->gid);
 	if (p->gid_index < 0) {
 		fprintf(stderr, "%s: no IPv4 GID on %s: %s\n", prog, ifname,

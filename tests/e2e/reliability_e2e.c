@@ -491,12 +491,9 @@ static int open_device(struct ctx *c, const char *ifname)
 	struct xr_device_attr attr;
 	int ret;
 
-	c->dev = xr_open_device(ifname, NULL);
-	if (!c->dev) {
-		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ifname,
-			strerror(errno));
+	c->dev = tool_open_device(PROG, ifname);
+	if (!c->dev)
 		return -1;
-	}
 	ret = find_ipv4_gid(c->dev, &attr, &c->gid);
 	if (ret == -EADDRNOTAVAIL) {
 		fprintf(stderr, PROG ": %s has no IPv4 GID\n", ifname);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "device_lock.h"
 
 #define DEFAULT_BUSY_POLL_NS 50000ull
 /* Headers the path MTU must leave room for inside the netdev MTU (as rxe). */
@@ -36,9 +37,32 @@ static enum xr_mtu active_mtu_for(uint32_t netdev_mtu)
 	return m;
 }
 
+/*
+ * A previous owner, killed perhaps, may have left QP entries and engine
+ * sleeping flags behind: XDP would keep answering for QPs that are gone.
+ * Every entry is closed before it is cleared, so XDP never acts on a
+ * half-cleared one.
+ */
+static void reset_shared_state(struct xr_device *dev)
+{
+	for (int i = 0; i < XR_MAX_QP; i++)
+		__atomic_store_n(&dev->xdp.qp_table[i].state, XR_XDP_QP_NONE, __ATOMIC_SEQ_CST);
+	memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
+	memset(dev->xdp.engine_stats, 0, sizeof(*dev->xdp.engine_stats));
+}
+
+static uint32_t ms_until(uint64_t deadline_ns)
+{
+	uint64_t now = xr_now_ns();
+
+	return now < deadline_ns ? (uint32_t)((deadline_ns - now) / 1000000) : 0;
+}
+
 static int open_device(struct xr_device *dev, const char *ifname,
 		       const struct xr_device_open_attr *attr)
 {
+	/* One bound for waiting out an exiting owner and the kernel's release of its sockets. */
+	uint64_t deadline = xr_now_ns() + XR_OPEN_WAIT_MS * 1000000ull;
 	struct xr_core_port port = {
 	    .tx_alloc = port_tx_alloc, .tx_submit = port_tx_submit, .tx_abort = port_tx_abort};
 	struct xr_xsk_port_config pcfg = {0};
@@ -53,6 +77,9 @@ static int open_device(struct xr_device *dev, const char *ifname,
 		return err;
 	if (dev->netdev.mtu < 256 + ROCE_MTU_OVERHEAD)
 		return -EINVAL;
+	dev->lock_fd = xr_device_lock(ifname, deadline);
+	if (dev->lock_fd < 0)
+		return dev->lock_fd;
 	if (!xr_xdp_is_attached(ifname)) {
 		if (attr && !attr->attach_if_needed)
 			return -ENOENT;
@@ -64,12 +91,12 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	err = xr_xdp_open(ifname, &dev->xdp);
 	if (err)
 		return err;
-	/* One process owns an interface: entries left by a dead one are stale. */
-	memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
-	memset(dev->xdp.engine_stats, 0, sizeof(*dev->xdp.engine_stats));
+	reset_shared_state(dev);
 
 	pcfg.ifindex = dev->netdev.ifindex;
 	pcfg.xsk_map_fd = dev->xdp.xsk_map_fd;
+	/* We own the device: a queue still bound is a previous owner's socket being released. */
+	pcfg.busy_wait_ms = ms_until(deadline);
 	err = xr_xsk_port_open(&pcfg, &dev->port);
 	if (err)
 		return err;
@@ -99,6 +126,10 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	return xr_engine_start(dev);
 }
 
+/*
+ * The sockets go first, as the kernel releases their queues asynchronously,
+ * and the lock last: whoever takes it next finds that release under way.
+ */
 static void release_device(struct xr_device *dev)
 {
 	xr_engine_stop(dev);
@@ -110,6 +141,8 @@ static void release_device(struct xr_device *dev)
 	}
 	if (dev->attached_by_us)
 		xr_xdp_detach(dev->ifname);
+	if (dev->lock_fd >= 0)
+		xr_device_unlock(dev->ifname, dev->lock_fd);
 }
 
 struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open_attr *attr)
@@ -127,6 +160,7 @@ struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open
 		return NULL;
 	}
 	dev->wake_fd = -1;
+	dev->lock_fd = -1;
 	err = open_device(dev, ifname, attr);
 	if (err) {
 		release_device(dev);

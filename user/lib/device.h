@@ -21,6 +21,7 @@ struct xr_device {
 	struct xr_core core;
 	pthread_mutex_t lock;
 
+	int lock_fd; /* device_lock.h: held from before anything shared is touched */
 	struct xr_xdp_handle xdp;
 	bool attached_by_us;
 	struct xr_xsk_port *port;

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -31,6 +32,8 @@
 #define XR_DEFAULT_FRAME_COUNT 8192u
 /* Frames a copy-mode sendto() transmits at most (the kernel's TX_BATCH_SIZE). */
 #define XR_COPY_TX_BATCH 32u
+/* Pause between binds while a queue is still bound to a socket being released. */
+#define XR_BUSY_RETRY_NS 5000000L
 
 struct xr_xsk_queue {
 	struct xsk_socket *xsk;
@@ -184,6 +187,41 @@ static int create_xsks(struct xr_xsk_port *port, const char *ifname, uint16_t bi
 	return err;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Creates the sockets with need_wakeup if the kernel takes it, else without.
+ * A queue still bound to a closed socket stays busy (EBUSY) until the kernel
+ * has finished releasing that socket, which it does asynchronously: bind
+ * again until busy_wait_ms have passed. A failed bind leaves libxdp's UMEM
+ * half set up, so every attempt starts from scratch.
+ */
+static int bind_sockets(struct xr_xsk_port *port, const char *ifname, uint32_t busy_wait_ms)
+{
+	const struct timespec pause = {.tv_nsec = XR_BUSY_RETRY_NS};
+	uint64_t deadline = now_ms() + busy_wait_ms;
+	int err;
+
+	for (;;) {
+		err = create_xsks(port, ifname, XDP_USE_NEED_WAKEUP);
+		port->need_wakeup = err == 0;
+		if (err && err != -EBUSY) {
+			destroy_xsks(port);
+			err = create_xsks(port, ifname, 0);
+		}
+		if (err != -EBUSY || now_ms() >= deadline)
+			return err;
+		destroy_xsks(port);
+		nanosleep(&pause, NULL);
+	}
+}
+
 static int register_sockets(struct xr_xsk_port *port)
 {
 	uint32_t i;
@@ -269,13 +307,7 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 		err = -errno;
 		goto fail;
 	}
-	/* A failed bind leaves libxdp's UMEM half set up: retry from scratch. */
-	err = create_xsks(port, ifname, XDP_USE_NEED_WAKEUP);
-	port->need_wakeup = err == 0;
-	if (err) {
-		destroy_xsks(port);
-		err = create_xsks(port, ifname, 0);
-	}
+	err = bind_sockets(port, ifname, cfg->busy_wait_ms);
 	if (err)
 		goto fail;
 	err = distribute_frames(port, frame_count, rx_frames);

@@ -16,6 +16,8 @@ struct xr_xsk_port_config {
 	int ifindex;
 	int xsk_map_fd;	      /* XSKMAP of the attached XDP program: slot = rx queue id */
 	uint32_t frame_count; /* UMEM frames; 0: 8192 */
+	/* How long a queue still bound to another socket (EBUSY) is tried again. */
+	uint32_t busy_wait_ms;
 };
 
 /* A received frame; valid until the next xr_xsk_port_rx_release. */

@@ -353,6 +353,39 @@ static inline int oob_accept(int family, unsigned int port, int64_t timeout_ms, 
 	return fd;
 }
 
+/* ---- the device ----------------------------------------------------------- */
+
+/*
+ * Opens ifname's device. On failure says why on stderr, as "PROG: couldn't
+ * open the xroce device of IFNAME: ...", naming the process that has the
+ * device open if one has, and returns NULL with errno set.
+ */
+static inline struct xr_device *tool_open_device(const char *prog, const char *ifname)
+{
+	struct xr_device *dev = xr_open_device(ifname, NULL);
+	int err = errno, holder;
+
+	if (dev)
+		return dev;
+	holder = err == EBUSY ? xr_device_holder(ifname) : 0;
+	if (holder > 0)
+		fprintf(stderr,
+			"%s: couldn't open the xroce device of %s: process %d has it open "
+			"(stop that process, or use another interface)\n",
+			prog, ifname, holder);
+	else if (err == EBUSY)
+		fprintf(stderr,
+			"%s: couldn't open the xroce device of %s: a queue of %s is still bound to "
+			"another AF_XDP socket after %d s (stop the program that uses it, or use "
+			"another interface)\n",
+			prog, ifname, ifname, XR_OPEN_WAIT_MS / 1000);
+	else
+		fprintf(stderr, "%s: couldn't open the xroce device of %s: %s\n", prog, ifname,
+			strerror(err));
+	errno = err;
+	return NULL;
+}
+
 /* ---- queue pairs ----------------------------------------------------------- */
 
 static inline bool gid_is_ipv4_mapped(const union xr_gid *gid)

@@ -278,11 +278,9 @@ static int endpoint_open(struct endpoint *ep, const char *ifname, bool is_server
 	uint32_t psn;
 	int err;
 
-	ep->dev = xr_open_device(ifname, NULL);
-	if (!ep->dev) {
-		fprintf(stderr, PROG ": cannot open %s: %s\n", ifname, strerror(errno));
+	ep->dev = tool_open_device(PROG, ifname);
+	if (!ep->dev)
 		return -errno;
-	}
 	ep->gid_index = find_ipv4_gid(ep->dev, &dev_attr, &ep->local.gid);
 	if (ep->gid_index < 0) {
 		fprintf(stderr, PROG ": no IPv4 GID on %s: %s\n", ifname, strerror(-ep->gid_index));

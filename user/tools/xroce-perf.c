@@ -494,12 +494,9 @@ static int open_device(struct perf_ctx *ctx, struct xr_device_attr *dev_attr)
 {
 	int gid_index, ret;
 
-	ctx->dev = xr_open_device(ctx->o->ifname, NULL);
-	if (!ctx->dev) {
-		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ctx->o->ifname,
-			strerror(errno));
+	ctx->dev = tool_open_device(PROG, ctx->o->ifname);
+	if (!ctx->dev)
 		return -1;
-	}
 	/* perftest prefers the first IPv4-mapped GID when -x is not given, else index 0. */
 	ret = find_ipv4_gid(ctx->dev, dev_attr, &ctx->mine[0].gid);
 	if (ret < 0 && ret != -EADDRNOTAVAIL) {

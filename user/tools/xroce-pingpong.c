@@ -405,12 +405,9 @@ static int init_ctx(struct pingpong_ctx *ctx, const struct options *o)
 	/* Like ibv_rc_pingpong: --chk then sees whether a SEND really landed. */
 	memset(ctx->buf, 0x7b, o->size);
 
-	ctx->dev = xr_open_device(o->ifname, NULL);
-	if (!ctx->dev) {
-		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", o->ifname,
-			strerror(errno));
+	ctx->dev = tool_open_device(PROG, o->ifname);
+	if (!ctx->dev)
 		return -1;
-	}
 	ret = xr_query_device(ctx->dev, &dev_attr);
 	if (ret) {
 		fprintf(stderr, PROG ": couldn't query device %s: %s\n", o->ifname, strerror(-ret));
