@@ -53,14 +53,9 @@ static int open_device(struct xr_device *dev, const char *ifname,
 		return err;
 	if (dev->netdev.mtu < 256 + ROCE_MTU_OVERHEAD)
 		return -EINVAL;
-	if (!xr_xdp_is_attached(ifname)) {
-		if (attr && !attr->attach_if_needed)
-			return -ENOENT;
-		err = xr_xdp_attach(ifname);
-		if (err)
-			return err;
-		dev->attached_by_us = true;
-	}
+	err = xr_xdp_prepare_device(ifname, !attr || attr->attach_if_needed, &dev->attached_by_us);
+	if (err)
+		return err;
 	err = xr_xdp_open(ifname, &dev->xdp);
 	if (err)
 		return err;
@@ -70,6 +65,7 @@ static int open_device(struct xr_device *dev, const char *ifname,
 
 	pcfg.ifindex = dev->netdev.ifindex;
 	pcfg.xsk_map_fd = dev->xdp.xsk_map_fd;
+	pcfg.bind_flags = dev->xdp.xsk_bind_flags;
 	err = xr_xsk_port_open(&pcfg, &dev->port);
 	if (err)
 		return err;

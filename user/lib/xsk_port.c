@@ -270,11 +270,11 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 		goto fail;
 	}
 	/* A failed bind leaves libxdp's UMEM half set up: retry from scratch. */
-	err = create_xsks(port, ifname, XDP_USE_NEED_WAKEUP);
+	err = create_xsks(port, ifname, cfg->bind_flags | XDP_USE_NEED_WAKEUP);
 	port->need_wakeup = err == 0;
 	if (err) {
 		destroy_xsks(port);
-		err = create_xsks(port, ifname, 0);
+		err = create_xsks(port, ifname, cfg->bind_flags);
 	}
 	if (err)
 		goto fail;

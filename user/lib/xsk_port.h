@@ -16,6 +16,7 @@ struct xr_xsk_port_config {
 	int ifindex;
 	int xsk_map_fd;	      /* XSKMAP of the attached XDP program: slot = rx queue id */
 	uint32_t frame_count; /* UMEM frames; 0: 8192 */
+	uint16_t bind_flags;  /* XDP_COPY for a program in generic mode */
 };
 
 /* A received frame; valid until the next xr_xsk_port_rx_release. */
