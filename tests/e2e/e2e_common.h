@@ -206,7 +206,7 @@ static inline int e2e_open_port(const char *prog, const char *ifname, struct e2e
 	p->dev = xr_open_device(ifname, NULL);
 	if (!p->dev) {
 		fprintf(stderr, "%s: couldn't open the xroce device of %s: %s\n", prog, ifname,
-			strerror(errno));
+			xr_strerror(errno));
 		return -1;
 	}
 	p->gid_index = find_ipv4_gid(p->dev, &dev_attr, &p->gid);

@@ -494,7 +494,7 @@ static int open_device(struct ctx *c, const char *ifname)
 	c->dev = xr_open_device(ifname, NULL);
 	if (!c->dev) {
 		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ifname,
-			strerror(errno));
+			xr_strerror(errno));
 		return -1;
 	}
 	ret = find_ipv4_gid(c->dev, &attr, &c->gid);

@@ -263,8 +263,10 @@ int xr_xdp_inspect(const char *ifname, struct xr_xdp_attachment *out)
 	/* The kernel clears the link's interface when that interface goes away. */
 	if (!link.xdp.ifindex) {
 		out->state = XR_XDP_STALE_GONE;
-		if (read_config(ifname, &cfg))
+		if (read_config(ifname, &cfg)) {
 			out->mode = cfg.mode;
+			out->config_flags = cfg.flags;
+		}
 		return 0;
 	}
 	/* Live, but whose and where only its own build can tell: leave it alone. */

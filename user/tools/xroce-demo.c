@@ -280,7 +280,7 @@ static int endpoint_open(struct endpoint *ep, const char *ifname, bool is_server
 
 	ep->dev = xr_open_device(ifname, NULL);
 	if (!ep->dev) {
-		fprintf(stderr, PROG ": cannot open %s: %s\n", ifname, strerror(errno));
+		fprintf(stderr, PROG ": cannot open %s: %s\n", ifname, xr_strerror(errno));
 		return -errno;
 	}
 	ep->gid_index = find_ipv4_gid(ep->dev, &dev_attr, &ep->local.gid);

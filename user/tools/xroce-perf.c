@@ -478,7 +478,7 @@ static int open_device(struct perf_ctx *ctx, struct xr_device_attr *dev_attr)
 	ctx->dev = xr_open_device(ctx->o->ifname, NULL);
 	if (!ctx->dev) {
 		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", ctx->o->ifname,
-			strerror(errno));
+			xr_strerror(errno));
 		return -1;
 	}
 	/* perftest prefers the first IPv4-mapped GID when -x is not given, else index 0. */

@@ -408,7 +408,7 @@ static int init_ctx(struct pingpong_ctx *ctx, const struct options *o)
 	ctx->dev = xr_open_device(o->ifname, NULL);
 	if (!ctx->dev) {
 		fprintf(stderr, PROG ": couldn't open the xroce device of %s: %s\n", o->ifname,
-			strerror(errno));
+			xr_strerror(errno));
 		return -1;
 	}
 	ret = xr_query_device(ctx->dev, &dev_attr);
