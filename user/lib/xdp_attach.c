@@ -285,8 +285,11 @@ int xr_xdp_inspect(const char *ifname, struct xr_xdp_attachment *out)
 	return 0;
 }
 
-/* The program on ifindex (in any mode), if any: 1 and its id and name, 0, or -errno. */
-static int other_xdp_program(int ifindex, __u32 *id, char name[16])
+/*
+ * The program on ifindex (in any mode), if any: 1 with its id, name and
+ * `ip link` hook name in res, 0, or a negative errno.
+ */
+static int other_xdp_program(int ifindex, struct xr_xdp_attach_result *res)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, query);
 	struct bpf_prog_info info = {0};
@@ -296,14 +299,23 @@ static int other_xdp_program(int ifindex, __u32 *id, char name[16])
 	err = bpf_xdp_query(ifindex, 0, &query);
 	if (err)
 		return err;
-	*id = query.prog_id ?: query.drv_prog_id ?: query.skb_prog_id ?: query.hw_prog_id;
-	if (query.attach_mode == XDP_ATTACHED_NONE || !*id)
+	if (query.drv_prog_id) {
+		res->other_prog_id = query.drv_prog_id;
+		res->other_prog_hook = "xdpdrv";
+	} else if (query.skb_prog_id) {
+		res->other_prog_id = query.skb_prog_id;
+		res->other_prog_hook = "xdpgeneric";
+	} else if (query.hw_prog_id) {
+		res->other_prog_id = query.hw_prog_id;
+		res->other_prog_hook = "xdpoffload";
+	} else {
 		return 0;
-	name[0] = '\0';
-	fd = bpf_prog_get_fd_by_id(*id);
+	}
+	fd = bpf_prog_get_fd_by_id(res->other_prog_id);
 	if (fd >= 0) {
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-			snprintf(name, 16, "%s", info.name);
+			snprintf(res->other_prog_name, sizeof(res->other_prog_name), "%s",
+				 info.name);
 		close(fd);
 	}
 	return 1;
@@ -362,7 +374,6 @@ static int link_program(struct xroce_xdp_bpf *skel, int ifindex,
 		fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &link_opts);
 	}
 	if (fd < 0)
-		/* Another program won the race since the query. */
 		return errno == EBUSY || errno == EEXIST ? -EBUSY : -errno;
 	return fd;
 }
@@ -404,7 +415,7 @@ int xr_xdp_attach(const char *ifname, const struct xr_xdp_attach_opts *opts,
 		return -EPROTO;
 	if (xr_xdp_state_is_stale(seen.state) && !opts->replace_stale)
 		return -ESTALE;
-	err = other_xdp_program(ifindex, &res->other_prog_id, res->other_prog_name);
+	err = other_xdp_program(ifindex, res);
 	if (err < 0)
 		return err;
 	/* A stale attachment's own link may still hold its (renamed) interface. */
@@ -421,6 +432,9 @@ int xr_xdp_attach(const char *ifname, const struct xr_xdp_attach_opts *opts,
 	link_fd = link_program(skel, ifindex, opts, res);
 	if (link_fd < 0) {
 		err = link_fd;
+		/* Another program won the race since the query: name it. */
+		if (err == -EBUSY && other_xdp_program(ifindex, res) != 1)
+			err = -EEXIST;
 		goto out;
 	}
 	cfg.ifindex = ifindex;

@@ -56,9 +56,11 @@ struct xr_xdp_attach_result {
 	bool fell_back;	       /* mode 0 and no native XDP in the driver: generic */
 	/* The stale attachment that was replaced, or XR_XDP_NOT_ATTACHED. */
 	enum xr_xdp_state replaced;
-	/* On -EBUSY: the other XDP program on the interface. */
+	/* On -EBUSY: the other XDP program on the interface, and its hook as
+	 * `ip link` names it (xdpdrv, xdpgeneric, xdpoffload). */
 	__u32 other_prog_id;
 	char other_prog_name[16];
+	const char *other_prog_hook;
 };
 
 /*

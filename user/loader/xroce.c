@@ -217,9 +217,10 @@ static int cmd_attach(int argc, char **argv)
 	if (err == -EBUSY) {
 		fprintf(stderr,
 			"xroce: another XDP program is attached to %s: id %u name %s (remove it "
-			"first: ip link set dev %s xdp off)\n",
+			"first: ip link set dev %s %s off)\n",
 			ifname, res.other_prog_id,
-			res.other_prog_name[0] ? res.other_prog_name : "?", ifname);
+			res.other_prog_name[0] ? res.other_prog_name : "?", ifname,
+			res.other_prog_hook);
 		return 1;
 	}
 	if (err)
