@@ -100,21 +100,25 @@ static int open_pin(const char *ifname, const char *name)
 #define INIT_MNT_NS_INODE 0xEFFFFFF8u
 
 /*
- * 1 if this process shares the host's mount namespace (or that cannot be
- * told: no /proc), 0 if not. Only then is mounting bpffs here lasting.
+ * Whether this process shares the host's mount namespace (true when that
+ * cannot be told: no /proc). Only then does a bpffs mounted here outlast it.
  */
-static int in_host_mount_namespace(void)
+static bool in_host_mount_namespace(void)
 {
 	struct stat self, init;
 
 	if (stat("/proc/self/ns/mnt", &self))
-		return 1;
+		return true;
 	if (self.st_ino == INIT_MNT_NS_INODE)
-		return 1;
+		return true;
 	if (stat("/proc/1/ns/mnt", &init) == 0)
 		return self.st_dev == init.st_dev && self.st_ino == init.st_ino;
-	/* pid 1 is hidden from us and this kernel fixes the initial inode: not it. */
-	return 0;
+	/*
+	 * pid 1 is hidden (some sandboxes do that). A kernel with the fixed
+	 * inode says we are elsewhere; on an older one this may be the host
+	 * without bpffs yet, and refusing asks the operator to mount it.
+	 */
+	return false;
 }
 
 static bool bpffs_mounted(void)
@@ -416,15 +420,8 @@ int xr_xdp_attach(const char *ifname, const struct xr_xdp_attach_opts *opts,
 	if (xr_xdp_state_is_stale(seen.state) && !opts->replace_stale)
 		return -ESTALE;
 	err = other_xdp_program(ifindex, res);
-	if (err < 0)
-		return err;
-	/* A stale attachment's own link may still hold its (renamed) interface. */
-	if (err && res->other_prog_id != seen.prog_id)
-		return -EBUSY;
-	if (xr_xdp_state_is_stale(seen.state)) {
-		remove_pins(ifname);
-		res->replaced = seen.state;
-	}
+	if (err)
+		return err < 0 ? err : -EBUSY;
 
 	skel = xroce_xdp_bpf__open_and_load();
 	if (!skel)
@@ -445,6 +442,11 @@ int xr_xdp_attach(const char *ifname, const struct xr_xdp_attach_opts *opts,
 				   BPF_ANY);
 	if (err)
 		goto out;
+	/* Only now that the new link holds the interface: a failure before leaves it as it was. */
+	if (xr_xdp_state_is_stale(seen.state)) {
+		remove_pins(ifname);
+		res->replaced = seen.state;
+	}
 	err = make_root_dir();
 	if (err)
 		goto out;

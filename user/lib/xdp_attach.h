@@ -75,7 +75,8 @@ struct xr_xdp_attach_result {
  * -ENOMEDIUM /sys/fs/bpf is not the host's bpffs but a private mount
  * namespace's (`ip netns exec`): pins would die with it; -EPERM not
  * permitted; or another negative errno. A failed attach leaves nothing behind
- * and changes nothing.
+ * and changes nothing, but for a stale attachment it was replacing when
+ * pinning the new one failed.
  */
 int xr_xdp_attach(const char *ifname, const struct xr_xdp_attach_opts *opts,
 		  struct xr_xdp_attach_result *res);

@@ -249,13 +249,18 @@ static int cmd_detach(const char *ifname)
 	return 0;
 }
 
-/* Calls fn on every entry under XR_PIN_ROOT; returns 1 if any call failed. */
-static int for_each_pin_dir(const char *what, int (*fn)(const char *ifname, int *count), int *count)
+/*
+ * Calls fn on every entry under XR_PIN_ROOT and counts them in *entries;
+ * returns 1 if any call failed.
+ */
+static int for_each_pin_dir(const char *what, int (*fn)(const char *ifname, int *count), int *count,
+			    int *entries)
 {
 	struct dirent *entry;
 	int failed = 0, err;
 	DIR *dir;
 
+	*entries = 0;
 	err = xr_xdp_check_bpffs();
 	if (err)
 		return fail(what, NULL, err);
@@ -265,9 +270,12 @@ static int for_each_pin_dir(const char *what, int (*fn)(const char *ifname, int 
 			return fail(what, NULL, -EPERM);
 		return errno == ENOENT ? 0 : fail(what, NULL, -errno);
 	}
-	while ((entry = readdir(dir)))
-		if (entry->d_name[0] != '.')
-			failed |= fn(entry->d_name, count);
+	while ((entry = readdir(dir))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		failed |= fn(entry->d_name, count);
+		(*entries)++;
+	}
 	closedir(dir);
 	return failed;
 }
@@ -290,9 +298,9 @@ static int detach_if_stale(const char *ifname, int *removed)
 
 static int cmd_detach_stale(void)
 {
-	int removed = 0, failed;
+	int removed = 0, entries, failed;
 
-	failed = for_each_pin_dir("detach --stale", detach_if_stale, &removed);
+	failed = for_each_pin_dir("detach --stale", detach_if_stale, &removed, &entries);
 	if (!failed && !removed)
 		printf("no stale attachments\n");
 	return failed;
@@ -374,22 +382,10 @@ static int print_status(const char *ifname, int *stale)
 
 static int cmd_status(void)
 {
-	int failed, shown, stale = 0;
-	DIR *dir;
+	int failed, entries, stale = 0;
 
-	failed = for_each_pin_dir("status", print_status, &stale);
-	dir = opendir(XR_PIN_ROOT);
-	shown = 0;
-	while (dir && !shown) {
-		struct dirent *entry = readdir(dir);
-
-		if (!entry)
-			break;
-		shown = entry->d_name[0] != '.';
-	}
-	if (dir)
-		closedir(dir);
-	if (!failed && !shown)
+	failed = for_each_pin_dir("status", print_status, &stale, &entries);
+	if (!failed && !entries)
 		printf("not attached to any interface\n");
 	if (stale)
 		printf("%d stale: `xroce attach IFNAME` replaces one, `xroce detach --stale` "
