@@ -133,10 +133,30 @@ struct xr_engine_stats {
 	__u64 dup_requests;
 };
 
-/* Single-entry array with the program's configuration. */
+/* The hook an attachment runs at (xr_xdp_config.mode). */
+enum xr_xdp_mode {
+	XR_XDP_MODE_NATIVE = 1,	 /* in the driver, before any skb (XDP_FLAGS_DRV_MODE) */
+	XR_XDP_MODE_GENERIC = 2, /* after the skb is built, any driver (XDP_FLAGS_SKB_MODE) */
+};
+
+/* Values of xr_xdp_config.flags. */
+enum xr_xdp_config_flags {
+	/* The library attached for its own device (and detaches on close). */
+	XR_XDP_CONFIG_EMBEDDED = 1 << 0,
+};
+
+/*
+ * Single-entry array describing the attachment, written once by whoever
+ * attaches (the XDP program reads nothing here). It tells a later loader or
+ * library whether the pins still belong to the interface of that name: pins
+ * are global, interface names and indexes are per network namespace.
+ */
 struct xr_xdp_config {
-	__u32 ifindex;
-	__u32 flags;
+	__u32 ifindex;	    /* the interface attached, in the namespace below */
+	__u32 flags;	    /* enum xr_xdp_config_flags */
+	__u64 netns_cookie; /* SO_NETNS_COOKIE of that network namespace; 0 unknown */
+	__u32 mode;	    /* enum xr_xdp_mode; AF_XDP sockets bind to match */
+	__u32 reserved;
 };
 
 #endif /* XROCE_XDP_SHARED_H */

@@ -82,8 +82,17 @@ struct xr_device_open_attr {
  * errno EBUSY when another live process has the device open
  * (xr_device_holder names it), or when a queue of the interface stays bound
  * to an AF_XDP socket that is not xroce's.
+ * Besides the usual errnos, about the XDP attachment (xr_strerror explains):
+ * ESTALE the pins under /sys/fs/bpf/xroce/IFNAME belong to an interface that
+ * is gone or was re-created; EXDEV they belong to an interface of that name in
+ * another network namespace; ENOMEDIUM /sys/fs/bpf here is a private mount
+ * namespace's (`ip netns exec`), not the host's bpffs; EPROTO they were
+ * pinned by an xroce build with another map layout; EBUSY another XDP
+ * program runs on the interface, or another process has the device open.
  */
 struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open_attr *attr);
+/* strerror(err) (err positive or negative), with what to do for the errors above. */
+const char *xr_strerror(int err);
 int xr_close_device(struct xr_device *dev);
 int xr_query_device(struct xr_device *dev, struct xr_device_attr *attr);
 /* GID table in rxe's order: 0 = IPv6 link-local, then the other addresses, IPv4 mapped. */

@@ -158,7 +158,9 @@ bpftool prog load "$BUILD/bpf/xroce_xdp.bpf.o" "$foreign_pin" type xdp ||
 	fail "cannot load a foreign program"
 in_ns "$ns_a" bpftool net attach xdpdrv pinned "$foreign_pin" dev "$if_a" ||
 	fail "cannot attach a foreign program"
-expect_error "$ns_a" "xroce: another XDP program is already attached to $if_a" attach "$if_a"
+foreign_id=$(bpftool prog show pinned "$foreign_pin" | sed -n 's/^\([0-9]*\): xdp .*/\1/p')
+[ -n "$foreign_id" ] || fail "bpftool shows no id for the foreign program"
+expect_error "$ns_a" "xroce: another XDP program is attached to $if_a: id $foreign_id name xroce_xdp (remove it first: ip link set dev $if_a xdpdrv off)" attach "$if_a"
 [ ! -e "$pins/$if_a" ] || fail "a refused attach left $pins/$if_a"
 ip -n "$ns_a" link show dev "$if_a" | grep -q "prog/xdp id" ||
 	fail "a refused attach removed the foreign program"

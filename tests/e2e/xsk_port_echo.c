@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!xr_xdp_is_attached(ifname)) {
-		err = xr_xdp_attach(ifname);
+		err = xr_xdp_attach(ifname, NULL, NULL);
 		if (err) {
 			fprintf(stderr, "xsk_port_echo: attach %s: %s\n", ifname, strerror(-err));
 			return 1;

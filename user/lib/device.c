@@ -80,14 +80,10 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	dev->lock_fd = xr_device_lock(ifname, deadline);
 	if (dev->lock_fd < 0)
 		return dev->lock_fd;
-	if (!xr_xdp_is_attached(ifname)) {
-		if (attr && !attr->attach_if_needed)
-			return -ENOENT;
-		err = xr_xdp_attach(ifname);
-		if (err)
-			return err;
-		dev->attached_by_us = true;
-	}
+	/* Under the lock: a stale attachment is replaced by one process only. */
+	err = xr_xdp_prepare_device(ifname, !attr || attr->attach_if_needed, &dev->attached_by_us);
+	if (err)
+		return err;
 	err = xr_xdp_open(ifname, &dev->xdp);
 	if (err)
 		return err;
@@ -97,6 +93,7 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	pcfg.xsk_map_fd = dev->xdp.xsk_map_fd;
 	/* We own the device: a queue still bound is a previous owner's socket being released. */
 	pcfg.busy_wait_ms = ms_until(deadline);
+	pcfg.bind_flags = dev->xdp.xsk_bind_flags;
 	err = xr_xsk_port_open(&pcfg, &dev->port);
 	if (err)
 		return err;

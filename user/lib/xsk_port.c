@@ -202,18 +202,19 @@ static uint64_t now_ms(void)
  * again until busy_wait_ms have passed. A failed bind leaves libxdp's UMEM
  * half set up, so every attempt starts from scratch.
  */
-static int bind_sockets(struct xr_xsk_port *port, const char *ifname, uint32_t busy_wait_ms)
+static int bind_sockets(struct xr_xsk_port *port, const char *ifname, uint16_t bind_flags,
+			uint32_t busy_wait_ms)
 {
 	const struct timespec pause = {.tv_nsec = XR_BUSY_RETRY_NS};
 	uint64_t deadline = now_ms() + busy_wait_ms;
 	int err;
 
 	for (;;) {
-		err = create_xsks(port, ifname, XDP_USE_NEED_WAKEUP);
+		err = create_xsks(port, ifname, bind_flags | XDP_USE_NEED_WAKEUP);
 		port->need_wakeup = err == 0;
 		if (err && err != -EBUSY) {
 			destroy_xsks(port);
-			err = create_xsks(port, ifname, 0);
+			err = create_xsks(port, ifname, bind_flags);
 		}
 		if (err != -EBUSY || now_ms() >= deadline)
 			return err;
@@ -307,7 +308,7 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 		err = -errno;
 		goto fail;
 	}
-	err = bind_sockets(port, ifname, cfg->busy_wait_ms);
+	err = bind_sockets(port, ifname, cfg->bind_flags, cfg->busy_wait_ms);
 	if (err)
 		goto fail;
 	err = distribute_frames(port, frame_count, rx_frames);

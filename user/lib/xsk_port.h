@@ -18,6 +18,7 @@ struct xr_xsk_port_config {
 	uint32_t frame_count; /* UMEM frames; 0: 8192 */
 	/* How long a queue still bound to another socket (EBUSY) is tried again. */
 	uint32_t busy_wait_ms;
+	uint16_t bind_flags; /* XDP_COPY for a program in generic mode */
 };
 
 /* A received frame; valid until the next xr_xsk_port_rx_release. */

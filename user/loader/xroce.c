@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -23,14 +24,21 @@
 #include "xdp_attach.h"
 
 static const char usage[] =
-    "usage: xroce COMMAND [IFNAME]\n"
-    "  attach IFNAME   load the XDP program on IFNAME and pin it under " XR_PIN_ROOT "/IFNAME\n"
+    "usage: xroce COMMAND [ARGS]\n"
+    "  attach [--mode native|generic] IFNAME\n"
+    "                  load the XDP program on IFNAME and pin it under " XR_PIN_ROOT "/IFNAME;\n"
+    "                  without --mode: native, or generic (with a warning) when the driver\n"
+    "                  has no native XDP; replaces a stale attachment of IFNAME\n"
     "  detach IFNAME   remove it; IFNAME is left as it was before attach\n"
-    "  status          list the interfaces xroce is attached to\n"
+    "  detach --stale  remove every stale attachment (interface gone or re-created)\n"
+    "  gc              the same as detach --stale\n"
+    "  status          list the attachments: interface, mode, stale ones and why\n"
     "  stats IFNAME    per-reason frame counters of IFNAME's program and engine\n"
     "  qps IFNAME      the queue pairs open on IFNAME: state, PSNs, counters\n"
     "  gids IFNAME     IFNAME's GID table, in the order the library (and rxe) uses\n"
     "  help            this text\n"
+    "Pins are per interface name: run xroce in the interface's network namespace with\n"
+    "nsenter --net=/var/run/netns/NS (not ip netns exec, which hides /sys/fs/bpf).\n"
     "Set XROCE_DEBUG=1 to see libbpf's messages (verifier log, load errors).\n";
 
 static const struct {
@@ -85,9 +93,38 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-/* Prints the one-line error for err from an operation on ifname; returns 1. */
+/* The name under /var/run/netns of this process's network namespace, or "NS". */
+static const char *netns_name(char *buf, size_t size)
+{
+	struct stat self, entry;
+	struct dirent *d;
+	char path[PATH_MAX];
+	DIR *dir;
+
+	snprintf(buf, size, "NS");
+	if (stat("/proc/self/ns/net", &self))
+		return buf;
+	dir = opendir("/var/run/netns");
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/var/run/netns/%s", d->d_name);
+		if (stat(path, &entry) == 0 && entry.st_dev == self.st_dev &&
+		    entry.st_ino == self.st_ino) {
+			snprintf(buf, size, "%s", d->d_name);
+			break;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return buf;
+}
+
+/* Prints the one-line error for err from command `what` on ifname; returns 1. */
 static int fail(const char *what, const char *ifname, int err)
 {
+	char ns[NAME_MAX + 1];
+
 	switch (err) {
 	case -ENODEV:
 		fprintf(stderr, "xroce: no such interface: %s\n", ifname);
@@ -100,25 +137,105 @@ static int fail(const char *what, const char *ifname, int err)
 		fprintf(stderr, "xroce: not attached: %s\n", ifname);
 		break;
 	case -EEXIST:
-		if (xr_xdp_is_attached(ifname))
-			fprintf(stderr, "xroce: already attached: %s\n", ifname);
-		else
-			fprintf(stderr, "xroce: another XDP program is already attached to %s\n",
-				ifname);
+		fprintf(stderr, "xroce: already attached: %s\n", ifname);
+		break;
+	case -EXDEV:
+		fprintf(
+		    stderr,
+		    "xroce: %s is attached in another network namespace (pins are per interface "
+		    "name): detach it there first\n",
+		    ifname);
+		break;
+	case -ENOMEDIUM:
+		fprintf(
+		    stderr,
+		    "xroce: /sys/fs/bpf here is a private mount namespace's (ip netns exec), not "
+		    "the host's bpffs: run nsenter --net=/var/run/netns/%s xroce %s%s%s instead\n",
+		    netns_name(ns, sizeof(ns)), what, ifname ? " " : "", ifname ? ifname : "");
+		break;
+	case -EPROTO:
+		fprintf(
+		    stderr,
+		    "xroce: %s's pins are another xroce build's (another map layout): detach it "
+		    "with that build or xroce detach %s\n",
+		    ifname, ifname);
+		break;
+	case -EOPNOTSUPP:
+		fprintf(stderr,
+			"xroce: %s's driver has no native XDP support: use --mode generic\n",
+			ifname);
+		break;
+	case -ERANGE:
+		fprintf(stderr,
+			"xroce: %s's MTU is too large for native XDP: lower it or use --mode "
+			"generic\n",
+			ifname);
 		break;
 	default:
-		fprintf(stderr, "xroce: %s %s: %s\n", what, ifname, strerror(-err));
+		fprintf(stderr, "xroce: %s%s%s: %s\n", what, ifname ? " " : "",
+			ifname ? ifname : "", strerror(-err));
 	}
 	return 1;
 }
 
-static int cmd_attach(const char *ifname)
+static const char *mode_name(__u32 mode)
 {
-	int err = xr_xdp_attach(ifname);
+	switch (mode) {
+	case XR_XDP_MODE_NATIVE:
+		return "native";
+	case XR_XDP_MODE_GENERIC:
+		return "generic";
+	default:
+		return "unknown";
+	}
+}
 
+static int cmd_attach(int argc, char **argv)
+{
+	struct xr_xdp_attach_opts opts = {.replace_stale = true};
+	struct xr_xdp_attach_result res;
+	const char *ifname;
+	int err;
+
+	if (argc == 5 && !strcmp(argv[2], "--mode")) {
+		if (!strcmp(argv[3], "native"))
+			opts.mode = XR_XDP_MODE_NATIVE;
+		else if (!strcmp(argv[3], "generic"))
+			opts.mode = XR_XDP_MODE_GENERIC;
+		else {
+			fprintf(stderr, "xroce: unknown mode: %s (native or generic)\n", argv[3]);
+			return 1;
+		}
+		ifname = argv[4];
+	} else if (argc == 3 && argv[2][0] != '-') {
+		ifname = argv[2];
+	} else {
+		fprintf(stderr, "xroce: attach needs [--mode native|generic] IFNAME\n%s", usage);
+		return 1;
+	}
+	err = xr_xdp_attach(ifname, &opts, &res);
+	if (err == -EBUSY) {
+		fprintf(stderr,
+			"xroce: another XDP program is attached to %s: id %u name %s (remove it "
+			"first: ip link set dev %s %s off)\n",
+			ifname, res.other_prog_id,
+			res.other_prog_name[0] ? res.other_prog_name : "?", ifname,
+			res.other_prog_hook);
+		return 1;
+	}
 	if (err)
 		return fail("attach", ifname, err);
-	printf("attached to %s, pinned under %s/%s\n", ifname, XR_PIN_ROOT, ifname);
+	if (res.replaced)
+		printf("replaced a stale attachment of %s (%s)\n", ifname,
+		       xr_xdp_stale_reason(res.replaced));
+	if (res.fell_back)
+		fprintf(
+		    stderr,
+		    "xroce: warning: %s's driver has no native XDP support: attached in generic "
+		    "mode (slower)\n",
+		    ifname);
+	printf("attached to %s in %s mode, pinned under %s/%s\n", ifname, mode_name(res.mode),
+	       XR_PIN_ROOT, ifname);
 	return 0;
 }
 
@@ -130,6 +247,63 @@ static int cmd_detach(const char *ifname)
 		return fail("detach", ifname, err);
 	printf("detached from %s\n", ifname);
 	return 0;
+}
+
+/*
+ * Calls fn on every entry under XR_PIN_ROOT and counts them in *entries;
+ * returns 1 if any call failed.
+ */
+static int for_each_pin_dir(const char *what, int (*fn)(const char *ifname, int *count), int *count,
+			    int *entries)
+{
+	struct dirent *entry;
+	int failed = 0, err;
+	DIR *dir;
+
+	*entries = 0;
+	err = xr_xdp_check_bpffs();
+	if (err)
+		return fail(what, NULL, err);
+	dir = opendir(XR_PIN_ROOT);
+	if (!dir) {
+		if (errno == EACCES || errno == EPERM)
+			return fail(what, NULL, -EPERM);
+		return errno == ENOENT ? 0 : fail(what, NULL, -errno);
+	}
+	while ((entry = readdir(dir))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		failed |= fn(entry->d_name, count);
+		(*entries)++;
+	}
+	closedir(dir);
+	return failed;
+}
+
+static int detach_if_stale(const char *ifname, int *removed)
+{
+	enum xr_xdp_state why;
+	int err;
+
+	err = xr_xdp_detach_if_stale(ifname, &why);
+	if (err < 0)
+		return fail("detach", ifname, err);
+	if (err) {
+		printf("removed the stale attachment of %s (%s)\n", ifname,
+		       xr_xdp_stale_reason(why));
+		(*removed)++;
+	}
+	return 0;
+}
+
+static int cmd_detach_stale(void)
+{
+	int removed = 0, entries, failed;
+
+	failed = for_each_pin_dir("detach --stale", detach_if_stale, &removed, &entries);
+	if (!failed && !removed)
+		printf("no stale attachments\n");
+	return failed;
 }
 
 static int cmd_stats(const char *ifname)
@@ -154,68 +328,69 @@ static int cmd_stats(const char *ifname)
 	return 0;
 }
 
-/*
- * One line for ifname's attachment. A link whose interface has gone (its
- * namespace deleted) reports ifindex 0: it still holds pins, so say so.
- */
-static int print_status(const char *ifname)
+/* QPs in use in ifname's table, or -1 when its maps cannot be opened. */
+static int qps_in_use(const char *ifname)
 {
-	struct bpf_link_info link = {0};
-	__u32 len = sizeof(link);
 	struct xr_xdp_handle h;
-	char path[PATH_MAX];
-	unsigned int qps = 0, i;
-	int fd, err;
+	int qps = 0;
 
-	snprintf(path, sizeof(path), "%s/%s/%s", XR_PIN_ROOT, ifname, XR_PIN_PROG_LINK);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return fail("status", ifname, -errno);
-	err = bpf_obj_get_info_by_fd(fd, &link, &len) ? -errno : 0;
-	close(fd);
-	if (err)
-		return fail("status", ifname, err);
-
-	err = xr_xdp_open(ifname, &h);
-	if (err)
-		return fail("status", ifname, err);
-	for (i = 0; i < XR_MAX_QP; i++)
+	if (xr_xdp_open(ifname, &h))
+		return -1;
+	for (unsigned int i = 0; i < XR_MAX_QP; i++)
 		qps += h.qp_table[i].state != XR_XDP_QP_NONE;
 	xr_xdp_close(&h);
+	return qps;
+}
 
-	printf("%s: pins %s/%s, prog id %u, link id %u, ", ifname, XR_PIN_ROOT, ifname,
-	       link.prog_id, link.id);
-	if (link.xdp.ifindex)
-		printf("ifindex %u, ", link.xdp.ifindex);
+/* One line for ifname's attachment, saying whether it is stale and why; counts stale ones. */
+static int print_status(const char *ifname, int *stale)
+{
+	struct xr_xdp_attachment a;
+	int err, qps;
+
+	err = xr_xdp_inspect(ifname, &a);
+	if (err)
+		return fail("status", ifname, err);
+	if (a.state == XR_XDP_NOT_ATTACHED)
+		return 0; /* detached meanwhile */
+	printf("%s: pins %s/%s, ", ifname, XR_PIN_ROOT, ifname);
+	if (a.link_id)
+		printf("prog id %u, link id %u, ", a.prog_id, a.link_id);
+	switch (a.state) {
+	case XR_XDP_LIVE:
+		printf("ifindex %u, ", a.ifindex);
+		break;
+	case XR_XDP_OTHER_NETNS:
+		printf("in another network namespace (ifindex %u there), ", a.ifindex);
+		break;
+	case XR_XDP_OTHER_BUILD:
+		printf("ifindex %u, pinned by another xroce build, ", a.ifindex);
+		break;
+	default:
+		printf("STALE (%s), ", xr_xdp_stale_reason(a.state));
+		(*stale)++;
+	}
+	if (a.mode)
+		printf("mode %s, ", mode_name(a.mode));
+	qps = qps_in_use(ifname);
+	if (qps >= 0)
+		printf("QPs in use %d\n", qps);
 	else
-		printf("interface gone (run xroce detach %s), ", ifname);
-	printf("QPs in use %u\n", qps);
+		printf("maps unreadable\n");
 	return 0;
 }
 
 static int cmd_status(void)
 {
-	struct dirent *entry;
-	int failed = 0, shown = 0;
-	DIR *dir;
+	int failed, entries, stale = 0;
 
-	dir = opendir(XR_PIN_ROOT);
-	if (!dir) {
-		if (errno == EACCES || errno == EPERM)
-			return fail("status", XR_PIN_ROOT, -EPERM);
-		if (errno != ENOENT)
-			return fail("status", XR_PIN_ROOT, -errno);
-	}
-	while (dir && (entry = readdir(dir))) {
-		if (entry->d_name[0] == '.')
-			continue;
-		failed |= print_status(entry->d_name);
-		shown++;
-	}
-	if (dir)
-		closedir(dir);
-	if (!shown)
+	failed = for_each_pin_dir("status", print_status, &stale, &entries);
+	if (!failed && !entries)
 		printf("not attached to any interface\n");
+	if (stale)
+		printf("%d stale: `xroce attach IFNAME` replaces one, `xroce detach --stale` "
+		       "removes them all\n",
+		       stale);
 	return failed;
 }
 
@@ -308,7 +483,16 @@ int main(int argc, char **argv)
 		return cmd_status();
 	}
 	if (!strcmp(cmd, "attach"))
-		return need_ifname(argc, argv) ?: cmd_attach(argv[2]);
+		return cmd_attach(argc, argv);
+	if (!strcmp(cmd, "detach") && argc == 3 && !strcmp(argv[2], "--stale"))
+		return cmd_detach_stale();
+	if (!strcmp(cmd, "gc")) {
+		if (argc != 2) {
+			fprintf(stderr, "xroce: gc takes no argument\n%s", usage);
+			return 1;
+		}
+		return cmd_detach_stale();
+	}
 	if (!strcmp(cmd, "detach"))
 		return need_ifname(argc, argv) ?: cmd_detach(argv[2]);
 	if (!strcmp(cmd, "stats"))

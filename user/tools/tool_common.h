@@ -381,7 +381,7 @@ static inline struct xr_device *tool_open_device(const char *prog, const char *i
 			prog, ifname, ifname, XR_OPEN_WAIT_MS / 1000);
 	else
 		fprintf(stderr, "%s: couldn't open the xroce device of %s: %s\n", prog, ifname,
-			strerror(err));
+			xr_strerror(err));
 	errno = err;
 	return NULL;
 }
