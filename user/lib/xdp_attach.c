@@ -375,13 +375,19 @@ int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum)
 
 int xr_xdp_read_engine_stats(const char *ifname, struct xr_engine_stats *stats)
 {
-	__u32 zero = 0;
+	struct bpf_map_info info = {0};
+	__u32 zero = 0, len = sizeof(info);
 	int fd, err;
 
 	fd = open_pin(ifname, XR_PIN_ENGINE_MAP);
 	if (fd < 0)
 		return fd;
-	err = bpf_map_lookup_elem(fd, &zero, stats) ? -errno : 0;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	/* Pinned by another version of xroce: its counters are not these. */
+	if (!err && info.value_size != sizeof(*stats))
+		err = -EPROTO;
+	if (!err)
+		err = bpf_map_lookup_elem(fd, &zero, stats) ? -errno : 0;
 	close(fd);
 	return err;
 }

@@ -41,7 +41,8 @@ void xr_xdp_close(struct xr_xdp_handle *h);
 
 /* Sum of the per-CPU counters of ifname's program. */
 int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum);
-/* The engine's counters on ifname (zero while no engine has run). */
+/* The engine's counters on ifname (zero while no engine has run); -EPROTO if
+ * another version of xroce pinned them. */
 int xr_xdp_read_engine_stats(const char *ifname, struct xr_engine_stats *stats);
 
 #endif /* XROCE_XDP_ATTACH_H */

@@ -327,6 +327,9 @@ static int watch_stats(const struct report_options *o)
 	sigaddset(&stop, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &stop, &saved))
 		return -errno;
+	/* An inherited SIG_IGN (a script's `xroce ... &`) would discard them even while blocked. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	err = read_snapshot(o->ifname, &before);
 	clock_gettime(CLOCK_MONOTONIC, &then);
 	if (!err && !o->json) {
@@ -587,8 +590,11 @@ static bool json_attachment(struct json_writer *w, const char *ifname)
 	json_string(w, "interface", ifname);
 	json_string(w, "pin_dir", dir);
 	if (err) {
-		fprintf(stderr, "xroce: status %s: %s\n", ifname, strerror(-err));
-		json_string(w, "error", strerror(-err));
+		const char *why =
+		    err == -EPROTO ? "pinned by a different xroce version" : strerror(-err);
+
+		fprintf(stderr, "xroce: status %s: %s\n", ifname, why);
+		json_string(w, "error", why);
 	} else {
 		json_u64(w, "prog_id", a.link.prog_id);
 		json_u64(w, "link_id", a.link.id);

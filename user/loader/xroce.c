@@ -58,6 +58,12 @@ static int fail(const char *what, const char *ifname, int err)
 	case -ENOENT:
 		fprintf(stderr, "xroce: not attached: %s\n", ifname);
 		break;
+	case -EPROTO:
+		fprintf(stderr,
+			"xroce: %s: pinned by a different xroce version (run xroce detach %s, then "
+			"attach)\n",
+			ifname, ifname);
+		break;
 	case -EEXIST:
 		if (xr_xdp_is_attached(ifname))
 			fprintf(stderr, "xroce: already attached: %s\n", ifname);
