@@ -396,12 +396,17 @@ static const char *qp_type_name(uint32_t type)
 	}
 }
 
-/* A consistent copy of the entry's PSN/MSN pairs; the counters may be a round apart. */
+/*
+ * A copy of a live entry: each PSN/MSN pair whole, and the acknowledged PSN
+ * read before the next PSN to send, so that it is never ahead of it. The
+ * counters may be a round apart.
+ */
 static void snapshot_entry(const struct xr_qp_entry *live, struct xr_qp_entry *copy)
 {
 	*copy = *live;
 	copy->committed = __atomic_load_n(&live->committed, __ATOMIC_ACQUIRE);
 	copy->xdp_ack = __atomic_load_n(&live->xdp_ack, __ATOMIC_ACQUIRE);
+	copy->req_next_psn = __atomic_load_n(&live->req_next_psn, __ATOMIC_ACQUIRE);
 }
 
 static void json_qp(struct json_writer *w, uint32_t slot, const struct xr_qp_entry *e)
