@@ -318,14 +318,14 @@ static int watch_stats(const struct report_options *o)
 {
 	struct stats_snapshot before, after;
 	struct timespec then, now, deadline;
-	sigset_t stop, saved;
+	sigset_t stop;
 	unsigned long n;
 	int err;
 
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &stop, &saved))
+	if (sigprocmask(SIG_BLOCK, &stop, NULL))
 		return -errno;
 	/* An inherited SIG_IGN (a script's `xroce ... &`) would discard them even while blocked. */
 	signal(SIGINT, SIG_DFL);
@@ -352,7 +352,10 @@ static int watch_stats(const struct report_options *o)
 		if (seconds_between(&now, &deadline) < 0)
 			deadline = timespec_add(now, o->watch_seconds);
 	}
-	sigprocmask(SIG_SETMASK, &saved, NULL);
+	/*
+	 * They stay blocked: a second one (timeout(1) signals the process group
+	 * too) must not kill the process on its way out.
+	 */
 	return err;
 }
 

@@ -24,7 +24,7 @@ struct report_options {
 int report_parse_options(const char *cmd, int argc, char **argv, bool allow_watch,
 			 struct report_options *o);
 
-/* --watch runs until SIGINT or SIGTERM and then returns 0. */
+/* --watch runs until SIGINT or SIGTERM, then returns 0 with both left blocked. */
 int report_stats(const struct report_options *o);
 int report_qps(const struct report_options *o);
 int report_gids(const struct report_options *o);
