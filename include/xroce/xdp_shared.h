@@ -45,6 +45,14 @@ struct xr_qp_counters {
 	__u64 rnr_naks_tx;
 	__u64 rnr_naks_rx;
 	__u64 dup_requests; /* duplicates that reached the engine */
+	/* NAKs by kind (AETH NAK codes 0-3), sent as responder, received as requester */
+	__u64 seq_naks_rx;
+	__u64 inv_req_naks_tx;
+	__u64 inv_req_naks_rx;
+	__u64 rem_access_naks_tx;
+	__u64 rem_access_naks_rx;
+	__u64 rem_op_naks_tx;
+	__u64 rem_op_naks_rx;
 };
 
 /*
@@ -82,6 +90,7 @@ struct xr_qp_entry {
 	__u64 dups_answered;   /* XDP: duplicate requests answered with XDP_TX */
 	/* userspace: the QP's transport counters, refreshed every engine round */
 	struct xr_qp_counters counters;
+	__u32 qp_state; /* userspace: enum xr_qp_state (RESET..ERR), for operators */
 };
 
 enum xr_xdp_fast_path {
@@ -115,6 +124,8 @@ struct xr_xdp_stats {
  * The engine's own counters (single-entry, mmap-able array): what happened to
  * the frames XDP steered to it, and transport events summed over its QPs.
  * Written by the engine after every round; bpftool and `xroce stats` read it.
+ * Counters are only ever appended here and in xr_qp_counters: `xroce stats
+ * --json` and `xroce qps --json` name every field (docs/json-output.md).
  */
 struct xr_engine_stats {
 	__u64 rx_frames;
@@ -131,6 +142,13 @@ struct xr_engine_stats {
 	__u64 rnr_naks_tx;
 	__u64 rnr_naks_rx;
 	__u64 dup_requests;
+	__u64 seq_naks_rx;
+	__u64 inv_req_naks_tx;
+	__u64 inv_req_naks_rx;
+	__u64 rem_access_naks_tx;
+	__u64 rem_access_naks_rx;
+	__u64 rem_op_naks_tx;
+	__u64 rem_op_naks_rx;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

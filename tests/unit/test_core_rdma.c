@@ -199,6 +199,33 @@ static void test_atomics(void)
 	h_pair_destroy(&p);
 }
 
+/*
+ * Exactly one NAK went each way's counters, of the kind that earns status
+ * want (remote access or invalid request), in the QPs' and the engines'.
+ */
+static void check_one_nak(struct h_pair *p, const char *what, enum xr_wc_status want)
+{
+	const struct xr_qp_counters *req = &p->side[REQ].qp->cnt, *rsp = &p->side[RSP].qp->cnt;
+	const struct xr_engine_stats *req_eng = &p->side[REQ].core->stats,
+				     *rsp_eng = &p->side[RSP].core->stats;
+	bool access = want == XR_WC_REM_ACCESS_ERR;
+
+	CHECK(rsp->rem_access_naks_tx == access && req->rem_access_naks_rx == access &&
+		  rsp->inv_req_naks_tx == !access && req->inv_req_naks_rx == !access,
+	      "%s: NAKs by kind: remote access %" PRIu64 " sent, %" PRIu64
+	      " received; invalid request %" PRIu64 " sent, %" PRIu64 " received",
+	      what, (uint64_t)rsp->rem_access_naks_tx, (uint64_t)req->rem_access_naks_rx,
+	      (uint64_t)rsp->inv_req_naks_tx, (uint64_t)req->inv_req_naks_rx);
+	CHECK(!rsp->rem_op_naks_tx && !req->rem_op_naks_rx && !rsp->seq_naks_tx &&
+		  !req->seq_naks_rx,
+	      "%s: other NAKs counted", what);
+	CHECK(rsp_eng->rem_access_naks_tx == rsp->rem_access_naks_tx &&
+		  req_eng->rem_access_naks_rx == req->rem_access_naks_rx &&
+		  rsp_eng->inv_req_naks_tx == rsp->inv_req_naks_tx &&
+		  req_eng->inv_req_naks_rx == req->inv_req_naks_rx,
+	      "%s: the engines' NAK counters differ from the QPs'", what);
+}
+
 /* One faulty request on a fresh pair: the status it earns, then flushes. */
 static void expect_remote_error(const char *what, int mr_access, uint64_t offset, uint32_t len,
 				enum xr_wr_opcode op, bool wrong_rkey, enum xr_wc_status want)
@@ -232,6 +259,7 @@ static void expect_remote_error(const char *what, int mr_access, uint64_t offset
 	      "%s: both QPs in ERR (states %d, %d)", what, p.side[REQ].qp->pub.state,
 	      p.side[RSP].qp->pub.state);
 	CHECK(h_first_not(remote->base, 4096, GUARD_FILL) < 0, "%s: remote memory changed", what);
+	check_one_nak(&p, what, want);
 	h_pair_destroy(&p);
 }
 

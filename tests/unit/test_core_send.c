@@ -332,6 +332,12 @@ static void test_recv_too_small(void)
 	      p.side[RECEIVER].qp->pub.state);
 	CHECK(h_first_not(dst->base + 1000, 3000 + GUARD, GUARD_FILL) < 0,
 	      "bytes written beyond the too-small receive");
+	CHECK(p.side[RECEIVER].qp->cnt.inv_req_naks_tx == 1 &&
+		  p.side[SENDER].qp->cnt.inv_req_naks_rx == 1 &&
+		  p.side[SENDER].core->stats.inv_req_naks_rx == 1,
+	      "invalid request NAKs: %" PRIu64 " sent, %" PRIu64 " received, expected 1 each",
+	      (uint64_t)p.side[RECEIVER].qp->cnt.inv_req_naks_tx,
+	      (uint64_t)p.side[SENDER].qp->cnt.inv_req_naks_rx);
 	/* Work posted in ERR completes at once, flushed. */
 	CHECK(h_post_send(&p, SENDER, 3, &ssge, 1, XR_WR_SEND, 0, 0) == 0, "post_send in ERR");
 	CHECK(h_post_recv(&p, RECEIVER, 3, &rsge[1], 1) == 0, "post_recv in ERR");

@@ -232,6 +232,34 @@ const char *xr_xdp_stale_reason(enum xr_xdp_state state)
 	}
 }
 
+const char *xr_xdp_mode_name(__u32 mode)
+{
+	switch (mode) {
+	case XR_XDP_MODE_NATIVE:
+		return "native";
+	case XR_XDP_MODE_GENERIC:
+		return "generic";
+	default:
+		return "unknown";
+	}
+}
+
+const char *xr_xdp_state_name(enum xr_xdp_state state)
+{
+	switch (state) {
+	case XR_XDP_NOT_ATTACHED:
+		return "not_attached";
+	case XR_XDP_LIVE:
+		return "live";
+	case XR_XDP_OTHER_NETNS:
+		return "other_netns";
+	case XR_XDP_OTHER_BUILD:
+		return "other_build";
+	default:
+		return "stale";
+	}
+}
+
 int xr_xdp_inspect(const char *ifname, struct xr_xdp_attachment *out)
 {
 	struct bpf_link_info link = {0};
@@ -705,13 +733,19 @@ int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum)
 
 int xr_xdp_read_engine_stats(const char *ifname, struct xr_engine_stats *stats)
 {
-	__u32 zero = 0;
+	struct bpf_map_info info = {0};
+	__u32 zero = 0, len = sizeof(info);
 	int fd, err;
 
 	fd = open_pin(ifname, XR_PIN_ENGINE_MAP);
 	if (fd < 0)
 		return fd;
-	err = bpf_map_lookup_elem(fd, &zero, stats) ? -errno : 0;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	/* Pinned by another version of xroce: its counters are not these. */
+	if (!err && info.value_size != sizeof(*stats))
+		err = -EPROTO;
+	if (!err)
+		err = bpf_map_lookup_elem(fd, &zero, stats) ? -errno : 0;
 	close(fd);
 	return err;
 }

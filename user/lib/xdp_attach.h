@@ -30,6 +30,9 @@ static inline bool xr_xdp_state_is_stale(enum xr_xdp_state state)
 
 /* Why an attachment is stale, for messages: "interface was gone", ... */
 const char *xr_xdp_stale_reason(enum xr_xdp_state state);
+/* Stable names for operators' output: "live", "stale", ...; "native", "generic". */
+const char *xr_xdp_state_name(enum xr_xdp_state state);
+const char *xr_xdp_mode_name(__u32 mode);
 
 struct xr_xdp_attachment {
 	enum xr_xdp_state state;
@@ -130,7 +133,8 @@ void xr_xdp_close(struct xr_xdp_handle *h);
 
 /* Sum of the per-CPU counters of ifname's program. */
 int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum);
-/* The engine's counters on ifname (zero while no engine has run). */
+/* The engine's counters on ifname (zero while no engine has run); -EPROTO if
+ * another version of xroce pinned them. */
 int xr_xdp_read_engine_stats(const char *ifname, struct xr_engine_stats *stats);
 
 #endif /* XROCE_XDP_ATTACH_H */

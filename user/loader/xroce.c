@@ -19,12 +19,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "netlink.h"
-#include "xroce/wire.h"
+#include "report.h"
 #include "xdp_attach.h"
 
 static const char usage[] =
-    "usage: xroce COMMAND [ARGS]\n"
+    "usage: xroce COMMAND [ARGS] [--json]\n"
     "  attach [--mode native|generic] IFNAME\n"
     "                  load the XDP program on IFNAME and pin it under " XR_PIN_ROOT "/IFNAME;\n"
     "                  without --mode: native, or generic (with a warning) when the driver\n"
@@ -34,56 +33,17 @@ static const char usage[] =
     "  gc              the same as detach --stale\n"
     "  status          list the attachments: interface, mode, stale ones and why\n"
     "  stats IFNAME    per-reason frame counters of IFNAME's program and engine\n"
+    "  stats IFNAME --watch [SECONDS]\n"
+    "                  per-second rates of the counters that moved, every SECONDS\n"
+    "                  (default 1) until Ctrl-C\n"
     "  qps IFNAME      the queue pairs open on IFNAME: state, PSNs, counters\n"
     "  gids IFNAME     IFNAME's GID table, in the order the library (and rxe) uses\n"
     "  help            this text\n"
     "Pins are per interface name: run xroce in the interface's network namespace with\n"
     "nsenter --net=/var/run/netns/NS (not ip netns exec, which hides /sys/fs/bpf).\n"
+    "--json makes status, stats, qps and gids print one JSON document (stats --watch:\n"
+    "one per line); its fields are described in docs/json-output.md.\n"
     "Set XROCE_DEBUG=1 to see libbpf's messages (verifier log, load errors).\n";
-
-static const struct {
-	const char *name;
-	size_t offset;
-} stat_fields[] = {
-    {"passed_non_roce", offsetof(struct xr_xdp_stats, passed_non_roce)},
-    {"redirected", offsetof(struct xr_xdp_stats, redirected)},
-    {"drop_truncated", offsetof(struct xr_xdp_stats, drop_truncated)},
-    {"drop_bad_tver", offsetof(struct xr_xdp_stats, drop_bad_tver)},
-    {"drop_bad_opcode", offsetof(struct xr_xdp_stats, drop_bad_opcode)},
-    {"drop_bad_length", offsetof(struct xr_xdp_stats, drop_bad_length)},
-    {"drop_unknown_qp", offsetof(struct xr_xdp_stats, drop_unknown_qp)},
-    {"drop_qp_state", offsetof(struct xr_xdp_stats, drop_qp_state)},
-    {"drop_no_socket", offsetof(struct xr_xdp_stats, drop_no_socket)},
-    {"drop_bad_icrc", offsetof(struct xr_xdp_stats, drop_bad_icrc)},
-    {"acks_absorbed", offsetof(struct xr_xdp_stats, acks_absorbed)},
-    {"acks_to_engine", offsetof(struct xr_xdp_stats, acks_to_engine)},
-    {"dups_answered", offsetof(struct xr_xdp_stats, dups_answered)},
-};
-
-/* The engine's counters, printed after the program's with an engine_ prefix. */
-static const struct {
-	const char *name;
-	size_t offset;
-} engine_fields[] = {
-#define ENGINE_FIELD(f)                                                                            \
-	{                                                                                          \
-		"engine_" #f, offsetof(struct xr_engine_stats, f)                                  \
-	}
-    ENGINE_FIELD(rx_frames),	 ENGINE_FIELD(rx_bad_icrc),  ENGINE_FIELD(rx_malformed),
-    ENGINE_FIELD(rx_unknown_qp), ENGINE_FIELD(rx_bad_state), ENGINE_FIELD(rx_bad_pkey),
-    ENGINE_FIELD(tx_frames),	 ENGINE_FIELD(tx_no_buffer), ENGINE_FIELD(retransmits),
-    ENGINE_FIELD(timeouts),	 ENGINE_FIELD(seq_naks_tx),  ENGINE_FIELD(rnr_naks_tx),
-    ENGINE_FIELD(rnr_naks_rx),	 ENGINE_FIELD(dup_requests),
-#undef ENGINE_FIELD
-};
-
-_Static_assert(sizeof(engine_fields) / sizeof(engine_fields[0]) ==
-		   sizeof(struct xr_engine_stats) / sizeof(__u64),
-	       "every counter of struct xr_engine_stats is listed in engine_fields");
-
-_Static_assert(sizeof(stat_fields) / sizeof(stat_fields[0]) ==
-		   sizeof(struct xr_xdp_stats) / sizeof(__u64),
-	       "every counter of struct xr_xdp_stats is listed in stat_fields");
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -178,18 +138,6 @@ static int fail(const char *what, const char *ifname, int err)
 	return 1;
 }
 
-static const char *mode_name(__u32 mode)
-{
-	switch (mode) {
-	case XR_XDP_MODE_NATIVE:
-		return "native";
-	case XR_XDP_MODE_GENERIC:
-		return "generic";
-	default:
-		return "unknown";
-	}
-}
-
 static int cmd_attach(int argc, char **argv)
 {
 	struct xr_xdp_attach_opts opts = {.replace_stale = true};
@@ -234,8 +182,8 @@ static int cmd_attach(int argc, char **argv)
 		    "xroce: warning: %s's driver has no native XDP support: attached in generic "
 		    "mode (slower)\n",
 		    ifname);
-	printf("attached to %s in %s mode, pinned under %s/%s\n", ifname, mode_name(res.mode),
-	       XR_PIN_ROOT, ifname);
+	printf("attached to %s in %s mode, pinned under %s/%s\n", ifname,
+	       xr_xdp_mode_name(res.mode), XR_PIN_ROOT, ifname);
 	return 0;
 }
 
@@ -306,28 +254,6 @@ static int cmd_detach_stale(void)
 	return failed;
 }
 
-static int cmd_stats(const char *ifname)
-{
-	struct xr_engine_stats engine;
-	struct xr_xdp_stats sum;
-	size_t i;
-	int err;
-
-	err = xr_xdp_read_stats(ifname, &sum);
-	if (err)
-		return fail("stats", ifname, err);
-	for (i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
-		printf("%-16s %llu\n", stat_fields[i].name,
-		       (unsigned long long)*(__u64 *)((char *)&sum + stat_fields[i].offset));
-	err = xr_xdp_read_engine_stats(ifname, &engine);
-	if (err)
-		return fail("stats", ifname, err);
-	for (i = 0; i < sizeof(engine_fields) / sizeof(engine_fields[0]); i++)
-		printf("%-20s %llu\n", engine_fields[i].name,
-		       (unsigned long long)*(__u64 *)((char *)&engine + engine_fields[i].offset));
-	return 0;
-}
-
 /* QPs in use in ifname's table, or -1 when its maps cannot be opened. */
 static int qps_in_use(const char *ifname)
 {
@@ -371,7 +297,7 @@ static int print_status(const char *ifname, int *stale)
 		(*stale)++;
 	}
 	if (a.mode)
-		printf("mode %s, ", mode_name(a.mode));
+		printf("mode %s, ", xr_xdp_mode_name(a.mode));
 	qps = qps_in_use(ifname);
 	if (qps >= 0)
 		printf("QPs in use %d\n", qps);
@@ -402,62 +328,22 @@ static int need_ifname(int argc, char **argv)
 	return 1;
 }
 
-static const char *const xdp_state_names[] = {"none", "active", "closed"};
-
-/* One line per QP slot in use: what XDP and the engine share about it. */
-static int cmd_qps(const char *ifname)
+static int run_report(const char *cmd, int argc, char **argv)
 {
-	struct xr_xdp_handle h;
-	int err, shown = 0;
+	struct report_options o;
+	int err;
 
-	err = xr_xdp_open(ifname, &h);
-	if (err)
-		return fail("qps", ifname, err);
-	for (uint32_t i = 0; i < XR_MAX_QP; i++) {
-		const struct xr_qp_entry *e = &h.qp_table[i];
-
-		if (e->state == XR_XDP_QP_NONE)
-			continue;
-		if (!shown++)
-			printf("%-8s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s\n", "qpn",
-			       "state", "dest", "expected/msn", "acked", "next", "rx", "tx",
-			       "retrans", "timeouts", "acks_xdp", "dups_xdp");
-		printf(
-		    "0x%06x %-6s 0x%06x 0x%06x/%-6u 0x%06x 0x%06x %10llu %10llu %8llu %8llu %9llu "
-		    "%9llu\n",
-		    XR_QPN_BASE + i, e->state < 3 ? xdp_state_names[e->state] : "?", e->dest_qpn,
-		    (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
-		    (unsigned)(e->xdp_ack & XR_PSN_MASK), e->req_next_psn,
-		    (unsigned long long)e->rx_frames, (unsigned long long)e->counters.tx_frames,
-		    (unsigned long long)e->counters.retransmits,
-		    (unsigned long long)e->counters.timeouts, (unsigned long long)e->acks_absorbed,
-		    (unsigned long long)e->dups_answered);
+	if (report_parse_options(cmd, argc - 2, argv + 2, !strcmp(cmd, "stats"), &o)) {
+		fputs(usage, stderr);
+		return 1;
 	}
-	if (!shown)
-		printf("no queue pairs open on %s\n", ifname);
-	xr_xdp_close(&h);
-	return 0;
-}
-
-static int cmd_gids(const char *ifname)
-{
-	struct xr_netdev_info info;
-	union xr_gid gids[XR_MAX_GIDS];
-	int n, err;
-
-	err = xr_nl_get_link(ifname, &info);
-	if (err)
-		return fail("gids", ifname, err);
-	n = xr_nl_get_gids(info.ifindex, info.mac, gids, XR_MAX_GIDS);
-	if (n < 0)
-		return fail("gids", ifname, n);
-	for (int i = 0; i < n; i++) {
-		printf("%d ", i);
-		for (int b = 0; b < 16; b += 2)
-			printf("%02x%02x%s", gids[i].raw[b], gids[i].raw[b + 1],
-			       b < 14 ? ":" : "\n");
-	}
-	return 0;
+	if (!strcmp(cmd, "stats"))
+		err = report_stats(&o);
+	else if (!strcmp(cmd, "qps"))
+		err = report_qps(&o);
+	else
+		err = report_gids(&o);
+	return err ? fail(cmd, o.ifname, err) : 0;
 }
 
 int main(int argc, char **argv)
@@ -476,6 +362,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "status")) {
+		if (argc == 3 && !strcmp(argv[2], "--json"))
+			return report_status_json();
 		if (argc != 2) {
 			fprintf(stderr, "xroce: status takes no argument\n%s", usage);
 			return 1;
@@ -495,12 +383,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "detach"))
 		return need_ifname(argc, argv) ?: cmd_detach(argv[2]);
-	if (!strcmp(cmd, "stats"))
-		return need_ifname(argc, argv) ?: cmd_stats(argv[2]);
-	if (!strcmp(cmd, "qps"))
-		return need_ifname(argc, argv) ?: cmd_qps(argv[2]);
-	if (!strcmp(cmd, "gids"))
-		return need_ifname(argc, argv) ?: cmd_gids(argv[2]);
+	if (!strcmp(cmd, "stats") || !strcmp(cmd, "qps") || !strcmp(cmd, "gids"))
+		return run_report(cmd, argc, argv);
 	fprintf(stderr, "xroce: unknown command: %s\n%s", cmd, usage);
 	return 1;
 }

@@ -215,6 +215,24 @@ static enum xr_wc_status nak_status(uint8_t code)
 	}
 }
 
+static void count_nak_received(struct xr_qp_impl *qp, uint8_t code)
+{
+	switch (code) {
+	case XR_NAK_PSN_SEQ_ERR:
+		qp->cnt.seq_naks_rx++, qp->core->stats.seq_naks_rx++;
+		break;
+	case XR_NAK_INVALID_REQUEST:
+		qp->cnt.inv_req_naks_rx++, qp->core->stats.inv_req_naks_rx++;
+		break;
+	case XR_NAK_REMOTE_ACCESS_ERR:
+		qp->cnt.rem_access_naks_rx++, qp->core->stats.rem_access_naks_rx++;
+		break;
+	case XR_NAK_REMOTE_OP_ERR:
+		qp->cnt.rem_op_naks_rx++, qp->core->stats.rem_op_naks_rx++;
+		break;
+	}
+}
+
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 {
 	uint8_t syn = pkt->aeth_syndrome, val = syn & XR_AETH_VALUE_MASK;
@@ -248,6 +266,7 @@ void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 		qp->retry_deadline = 0;
 		break;
 	case XR_AETH_NAK:
+		count_nak_received(qp, val);
 		if (val == XR_NAK_PSN_SEQ_ERR) {
 			/* Implicitly acknowledges what precedes psn; resend from psn. */
 			ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);

@@ -28,6 +28,27 @@ static void queue_ack(struct xr_qp_impl *qp, uint32_t psn)
 	qp->ack_psn = psn;
 }
 
+/* Sends a NAK (XR_NAK_* code) and counts it by kind. */
+static void send_nak(struct xr_qp_impl *qp, uint8_t code, uint32_t psn)
+{
+	if (!xr_core_send_ack(qp->core, qp, XR_AETH_NAK | code, psn))
+		return;
+	switch (code) {
+	case XR_NAK_PSN_SEQ_ERR:
+		qp->cnt.seq_naks_tx++, qp->core->stats.seq_naks_tx++;
+		break;
+	case XR_NAK_INVALID_REQUEST:
+		qp->cnt.inv_req_naks_tx++, qp->core->stats.inv_req_naks_tx++;
+		break;
+	case XR_NAK_REMOTE_ACCESS_ERR:
+		qp->cnt.rem_access_naks_tx++, qp->core->stats.rem_access_naks_tx++;
+		break;
+	case XR_NAK_REMOTE_OP_ERR:
+		qp->cnt.rem_op_naks_tx++, qp->core->stats.rem_op_naks_tx++;
+		break;
+	}
+}
+
 /* A fatal request error: NAK it, complete the receive in progress, go to ERR. */
 static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 		  enum xr_wc_status recv_status)
@@ -43,7 +64,7 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 		xr_cq_push(qp->rcq, &wc, false);
 		qp->rq_tail++;
 	}
-	xr_core_send_ack(qp->core, qp, XR_AETH_NAK | nak, pkt->psn);
+	send_nak(qp, nak, pkt->psn);
 	xr_qp_to_error(qp);
 }
 
@@ -286,8 +307,7 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 	if (len && !check_remote(qp, res->rkey, res->va + off, len, XR_ACCESS_REMOTE_READ)) {
 		/* The MR went away after the READ was accepted: nothing is read from it. */
 		res->valid = false;
-		xr_core_send_ack(qp->core, qp, XR_AETH_NAK | XR_NAK_REMOTE_ACCESS_ERR,
-				 res->next_psn);
+		send_nak(qp, XR_NAK_REMOTE_ACCESS_ERR, res->next_psn);
 		xr_qp_to_error(qp);
 		return false;
 	}
@@ -352,9 +372,8 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 	if (d > 0) {
 		/* Out of sequence: one NAK per gap, the rest dropped silently. */
 		if (!qp->nak_sent) {
-			xr_core_send_ack(qp->core, qp, XR_AETH_NAK | XR_NAK_PSN_SEQ_ERR, qp->epsn);
+			send_nak(qp, XR_NAK_PSN_SEQ_ERR, qp->epsn);
 			qp->nak_sent = true;
-			qp->cnt.seq_naks_tx++, qp->core->stats.seq_naks_tx++;
 		}
 		return;
 	}
