@@ -156,7 +156,9 @@ xr "$NETNS_A" detach "$VETH_A" >/dev/null && ip -n "$NETNS_A" link del "$VETH_A"
 echo "ok   another interface under the name: stale, replaced; the renamed veth has no XDP left"
 
 # ---- 3. The library's own attachment, left by a killed application.
-netns_exec "$NETNS_A" "$opener" "$VETH_A" --hold >"$logdir/hold.log" 2>&1 &
+# nsenter itself (not the netns_exec function, which would run in a subshell)
+# so that $! is the application: nsenter execs it.
+nsenter --net="/var/run/netns/$NETNS_A" "$opener" "$VETH_A" --hold >"$logdir/hold.log" 2>&1 &
 server_pid=$!
 for try in $(seq 100); do
 	grep -q "^opened $VETH_A$" "$logdir/hold.log" && break
@@ -168,7 +170,9 @@ status_of "$NETNS_A" "$VETH_A" | grep -q ", ifindex [0-9]*, mode native," ||
 	fail "the library did not attach $VETH_A: $(status_of "$NETNS_A" "$VETH_A")"
 kill -KILL "$server_pid"
 wait "$server_pid" 2>/dev/null
+[ $? -eq 137 ] || fail "open_device --hold was not killed by SIGKILL"
 server_pid=""
+pgrep -f "$opener $VETH_A --hold" >/dev/null && fail "open_device --hold still runs"
 ip -n "$NETNS_A" link del "$VETH_A" || fail "cannot delete the veth pair"
 wait_status "$NETNS_A" "$VETH_A" "STALE (interface was gone)"
 wait_status "$NETNS_A" "$VETH_B" "STALE (interface was gone)"
