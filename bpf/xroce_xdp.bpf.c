@@ -24,7 +24,6 @@
 
 #include "xroce/wire.h"
 #include "xroce/xdp_shared.h"
-#include "xroce/xroce.h"
 #include "icrc.h"
 
 /* IPv4 frag_off bits that mark a fragment: MF and the fragment offset. */

@@ -2,8 +2,8 @@
 # Installs the Debian packages xroce builds and tests with; a no-op when all
 # are present.
 set -euo pipefail
-pkgs=(make gcc clang llvm libbpf-dev libxdp-dev bpftool libdeflate-dev libmnl-dev libelf-dev
-      zlib1g-dev iproute2 iputils-ping ethtool pkg-config iperf3 tshark libclang-rt-14-dev python3
+pkgs=(make gcc libc6-dev linux-libc-dev clang llvm libbpf-dev libxdp-dev bpftool libdeflate-dev libmnl-dev libelf-dev
+      zlib1g-dev iproute2 util-linux mawk iputils-ping ethtool pkg-config iperf3 tshark libclang-rt-14-dev python3
       binutils groff-base man-db)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -14,5 +14,7 @@ echo "installing: ${missing[*]}"
 sudo_cmd=""
 [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$sudo_cmd apt-get update -qq
-$sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Wait for another apt run (a parallel build, unattended-upgrades) instead of failing.
+apt_opts=(-o DPkg::Lock::Timeout=300)
+$sudo_cmd apt-get "${apt_opts[@]}" update -qq
+$sudo_cmd apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

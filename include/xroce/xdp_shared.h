@@ -9,6 +9,8 @@
 
 #include <linux/types.h>
 
+#include "xroce/qp_type.h"
+
 /*
  * QP numbers handed out by a device are XR_QPN_BASE + slot, slot <
  * XR_MAX_QP, so the XDP program finds a QP's entry by subtraction.
@@ -65,7 +67,7 @@ struct xr_qp_counters {
  */
 struct xr_qp_entry {
 	__u32 state;   /* enum xr_xdp_qp_state; written by userspace */
-	__u32 qp_type; /* enum xr_qp_type from xroce.h */
+	__u32 qp_type; /* enum xr_qp_type (qp_type.h) */
 	/* userspace: msn << 32 | next expected PSN; everything before it placed */
 	__u64 committed;
 	/* XDP (and userspace when it resets the QP): msn << 32 | newest acked PSN */

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xroce/qp_type.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -203,12 +205,6 @@ int xr_get_cq_event(struct xr_comp_channel *channel, struct xr_cq **cq, void **c
 void xr_ack_cq_events(struct xr_cq *cq, unsigned int nevents);
 
 /* ---- queue pairs ------------------------------------------------------ */
-
-enum xr_qp_type {
-	XR_QPT_RC = 2,
-	XR_QPT_UC = 3,
-	XR_QPT_UD = 4,
-};
 
 enum xr_qp_state {
 	XR_QPS_RESET,
