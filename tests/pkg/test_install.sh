@@ -12,7 +12,7 @@
 #     their devices, check the API's error conventions and move one SEND;
 #   - the installed loader and tools run; the man pages format without a
 #     warning, and document every command and option the programs print in
-#     their help;
+#     their help, and every function the library exports;
 #   - uninstall leaves no file behind.
 # Needs root. Env: BUILD (build dir: build, or build-san for SANITIZE=1).
 set -u
@@ -183,7 +183,10 @@ for tool in xroce-pingpong xroce-perf; do
 	man_documents "$man_dir/man1/$tool.1" \
 		$(grep -oE -- '(^|[ ,])--?[A-Za-z][A-Za-z_-]*' "$logdir/$tool.help" | tr -d ' ,')
 done
-echo "ok   man pages format cleanly and document ${#commands[@]} loader commands and every tool option"
+for function in $exports; do
+	grep -qF "$function(" "$man_dir/man3/libxroce.3" || fail "libxroce.3 does not document $function"
+done
+echo "ok   man pages format cleanly and document ${#commands[@]} loader commands, every tool option and every function of the API"
 
 # ---- uninstall --------------------------------------------------------------
 
