@@ -95,7 +95,7 @@ $(BUILD)/libxroce.a: $(LIB_OBJS)
 # check-exports.sh fails the build when the two disagree.
 $(BUILD)/$(SHLIB): $(LIB_OBJS) $(LIB_MAP) scripts/check-exports.sh $(PUBLIC_HEADERS)
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script=$(LIB_MAP) \
-		-Wl,--no-undefined-version -o $@ $(LIB_OBJS) $(LDLIBS)
+		-o $@ $(LIB_OBJS) $(LDLIBS)
 	scripts/check-exports.sh $@ $(PUBLIC_HEADERS) || { rm -f $@; exit 1; }
 
 $(BUILD)/$(SONAME) $(BUILD)/libxroce.so: $(BUILD)/$(SHLIB)
