@@ -136,7 +136,8 @@ bench: deps
 # A directory as libxroce.pc names it: relative to ${prefix} when under PREFIX.
 pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
-# Installs what is built; builds only what is missing (nothing else is run as root).
+# Installs what `make` built; it builds only what is missing, so that
+# `sudo make install` after `make` writes nothing into the build tree.
 install: $(BUILD)/$(SHLIB) $(BUILD)/libxroce.a $(BUILD)/xroce $(TOOLS) $(BPF_OBJS)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PKGLIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/xroce $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR)
