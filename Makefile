@@ -3,15 +3,29 @@
 #
 # Conventions (no edits needed here when adding files):
 #   bpf/NAME.bpf.c        -> build/bpf/NAME.bpf.o and build/bpf/NAME.skel.h
-#   user/lib/**.c         -> build/libxroce.a, build/libxroce.so
+#   user/lib/**.c         -> build/libxroce.a, build/libxroce.so.VERSION (+ .so.0, .so links)
 #   user/loader/*.c       -> build/xroce
 #   user/tools/NAME.c     -> build/NAME
 #   tests/*/NAME.c        -> build/tests/NAME (linked with libxroce)
 #   tests/*/test_*.sh     -> run by tests/run.sh
+#
+# `make install` / `make uninstall` put the library, headers, pkg-config file,
+# loader, tools, BPF object and man pages under PREFIX (default /usr/local),
+# staged under DESTDIR when set; each directory below can be overridden.
 
 CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
+VERSION := 0.1.0
+SOVERSION := 0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+PKGLIBDIR ?= $(LIBDIR)/xroce
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
 SANITIZE ?= 0
 ifeq ($(SANITIZE),1)
 BUILD := build-san
@@ -49,8 +63,14 @@ TEST_BINS := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRCS)))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all deps test interop bench clean format
-all: $(BPF_OBJS) $(BUILD)/libxroce.a $(BUILD)/libxroce.so $(BUILD)/xroce $(TOOLS) \
+SONAME := libxroce.so.$(SOVERSION)
+SHLIB := libxroce.so.$(VERSION)
+LIB_MAP := user/lib/libxroce.map
+PUBLIC_HEADERS := $(wildcard include/xroce/*.h)
+MAN_PAGES := $(wildcard docs/man/*.[1-8])
+
+.PHONY: all deps test interop bench clean format install uninstall
+all: $(BPF_OBJS) $(BUILD)/libxroce.a $(BUILD)/libxroce.so $(BUILD)/$(SONAME) $(BUILD)/xroce $(TOOLS) \
 	$(TEST_BINS) $(BENCH_BINS)
 
 deps:
@@ -71,8 +91,15 @@ $(BUILD)/libxroce.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libxroce.so: $(LIB_OBJS)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# Only the API of include/xroce/xroce.h is exported (the version script), and
+# check-exports.sh fails the build when the two disagree.
+$(BUILD)/$(SHLIB): $(LIB_OBJS) $(LIB_MAP) scripts/check-exports.sh $(PUBLIC_HEADERS)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script=$(LIB_MAP) \
+		-o $@ $(LIB_OBJS) $(LDLIBS)
+	scripts/check-exports.sh $@ $(PUBLIC_HEADERS) || { rm -f $@; exit 1; }
+
+$(BUILD)/$(SONAME) $(BUILD)/libxroce.so: $(BUILD)/$(SHLIB)
+	ln -sfn $(SHLIB) $@
 
 $(BUILD)/xroce: $(LOADER_OBJS) $(BUILD)/libxroce.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -105,6 +132,50 @@ interop: deps
 bench: deps
 	$(MAKE) all
 	BUILD=$(BUILD) bench/run.sh
+
+# A directory as libxroce.pc names it: relative to ${prefix} when under PREFIX.
+pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+# Installs what `make` built; it builds only what is missing, so that
+# `sudo make install` after `make` writes nothing into the build tree.
+install: $(BUILD)/$(SHLIB) $(BUILD)/libxroce.a $(BUILD)/xroce $(TOOLS) $(BPF_OBJS)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PKGLIBDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/xroce $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR)
+	install -m 0755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
+	ln -sfn $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libxroce.so
+	install -m 0644 $(BUILD)/libxroce.a $(DESTDIR)$(LIBDIR)/libxroce.a
+	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/xroce/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|g' \
+		-e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|g' -e 's|@VERSION@|$(VERSION)|g' \
+		user/lib/libxroce.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/libxroce.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libxroce.pc
+	install -m 0755 $(BUILD)/xroce $(DESTDIR)$(SBINDIR)/xroce
+	install -m 0755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PKGLIBDIR)/
+	for page in $(MAN_PAGES); do \
+		dir=$(DESTDIR)$(MANDIR)/man$${page##*.}; \
+		install -d $$dir && \
+		sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PKGLIBDIR@|$(PKGLIBDIR)|g' \
+			$$page >$$dir/$${page##*/} && \
+		chmod 0644 $$dir/$${page##*/} || exit 1; \
+	done
+	$(if $(DESTDIR),,ldconfig)
+
+# Removes exactly what install put there, and the directories only xroce uses.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,$(SHLIB) $(SONAME) libxroce.so libxroce.a) \
+		$(DESTDIR)$(PKGCONFIGDIR)/libxroce.pc \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/xroce/,$(notdir $(PUBLIC_HEADERS))) \
+		$(DESTDIR)$(SBINDIR)/xroce $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
+		$(addprefix $(DESTDIR)$(PKGLIBDIR)/,$(notdir $(BPF_OBJS)))
+	for page in $(MAN_PAGES); do \
+		rm -f $(DESTDIR)$(MANDIR)/man$${page##*.}/$${page##*/}; \
+	done
+	for dir in $(DESTDIR)$(INCLUDEDIR)/xroce $(DESTDIR)$(PKGLIBDIR); do \
+		[ ! -d $$dir ] || rmdir --ignore-fail-on-non-empty $$dir; \
+	done
+	$(if $(DESTDIR),,ldconfig)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
