@@ -99,10 +99,10 @@ struct {
  * when the frame is not RoCEv2, including frames that end before the UDP
  * destination port: without it nothing says they are RoCE, so the kernel
  * (which validates IP itself) decides about them. *ip_payload_len is the UDP
- * length the IP header announces.
+ * length the IP header announces, *ipv6 whether that header is IPv6.
  */
 static __always_inline struct udphdr *find_roce_udp(void *data, void *data_end,
-						    __u32 *ip_payload_len)
+						    __u32 *ip_payload_len, bool *ipv6)
 {
 	struct ethhdr *eth = data;
 	struct udphdr *udp;
@@ -149,6 +149,7 @@ static __always_inline struct udphdr *find_roce_udp(void *data, void *data_end,
 			return NULL;
 		udp = (void *)(ip6 + 1);
 		*ip_payload_len = bpf_ntohs(ip6->payload_len);
+		*ipv6 = true;
 	} else {
 		return NULL;
 	}
@@ -403,16 +404,19 @@ int xroce_xdp(struct xdp_md *ctx)
 	__u32 ip_payload_len = 0, udp_len, slot, zero = 0;
 	__u32 pad;
 	__u16 fast_path;
+	bool ipv6 = false;
 
 	counters = bpf_map_lookup_elem(&stats, &zero);
 	if (!counters)
 		return XDP_ABORTED;
 
-	udp = find_roce_udp(data, data_end, &ip_payload_len);
+	udp = find_roce_udp(data, data_end, &ip_payload_len, &ipv6);
 	if (!udp) {
 		counters->passed_non_roce++;
 		return XDP_PASS;
 	}
+	if (ipv6)
+		counters->roce_ipv6++;
 
 	bth = (void *)(udp + 1);
 	if ((void *)(bth + 1) > data_end) {

@@ -118,6 +118,8 @@ struct xr_xdp_stats {
 	__u64 acks_absorbed;   /* plain ACKs consumed in XDP */
 	__u64 acks_to_engine;  /* ACKs steered to a sleeping engine to wake it */
 	__u64 dups_answered;   /* duplicate requests answered with XDP_TX */
+	/* RoCEv2 frames over IPv6, also counted above by what became of them */
+	__u64 roce_ipv6;
 };
 
 /*

@@ -151,11 +151,13 @@ struct e2e_args {
 	const char *ifname;
 	const char *server_ip;
 	unsigned int port;
+	int gid_index; /* -1: the first IPv4-mapped GID */
 };
 
 /*
- * Parses "server IFNAME [-p PORT]" or "client IFNAME SERVER_IP [-p PORT]"
- * into *a (whose port holds the default); false on a usage error.
+ * Parses "server IFNAME [-p PORT] [-g GID_INDEX]" or "client IFNAME
+ * SERVER_IP [-p PORT] [-g GID_INDEX]" into *a (whose port holds the
+ * default); false on a usage error.
  */
 static inline bool e2e_parse_args(int argc, char **argv, struct e2e_args *a)
 {
@@ -171,9 +173,19 @@ static inline bool e2e_parse_args(int argc, char **argv, struct e2e_args *a)
 			return false;
 		a->server_ip = argv[args++];
 	}
-	if (argc == args + 2 && !strcmp(argv[args], "-p")) {
-		a->port = (unsigned int)strtoul(argv[args + 1], NULL, 10);
-		args += 2;
+	a->gid_index = -1;
+	for (; args + 2 <= argc; args += 2) {
+		char *end;
+		unsigned long v = strtoul(argv[args + 1], &end, 10);
+
+		if (*end || end == argv[args + 1])
+			return false;
+		if (!strcmp(argv[args], "-p"))
+			a->port = (unsigned int)v;
+		else if (!strcmp(argv[args], "-g") && v < XR_MAX_GIDS)
+			a->gid_index = (int)v;
+		else
+			return false;
 	}
 	return argc == args && a->port > 0 && a->port <= 65535;
 }
@@ -198,19 +210,36 @@ struct e2e_qp_end {
 	uint32_t peer_psn; /* the peer's first PSN, once connected */
 };
 
-/* Opens ifname's device, its IPv4 GID and a PD into *p; -1 after saying why. */
-static inline int e2e_open_port(const char *prog, const char *ifname, struct e2e_port *p)
+/*
+ * Opens ifname's device, a PD and the GID at gid_index (its first IPv4 GID
+ * when -1) into *p; -1 after saying why.
+ */
+static inline int e2e_open_port(const char *prog, const char *ifname, int gid_index,
+				struct e2e_port *p)
 {
 	struct xr_device_attr dev_attr;
+	int ret;
 
 	p->dev = tool_open_device(prog, ifname);
 	if (!p->dev)
 		return -1;
-	p->gid_index = find_ipv4_gid(p->dev, &dev_attr, &p->gid);
-	if (p->gid_index < 0) {
-		fprintf(stderr, "%s: no IPv4 GID on %s: %s\n", prog, ifname,
-			strerror(-p->gid_index));
-		return -1;
+	if (gid_index < 0) {
+		p->gid_index = find_ipv4_gid(p->dev, &dev_attr, &p->gid);
+		if (p->gid_index < 0) {
+			fprintf(stderr, "%s: no IPv4 GID on %s: %s\n", prog, ifname,
+				strerror(-p->gid_index));
+			return -1;
+		}
+	} else {
+		p->gid_index = gid_index;
+		ret = xr_query_device(p->dev, &dev_attr);
+		if (!ret)
+			ret = xr_query_gid(p->dev, gid_index, &p->gid);
+		if (ret) {
+			fprintf(stderr, "%s: no GID %d on %s: %s\n", prog, gid_index, ifname,
+				strerror(-ret));
+			return -1;
+		}
 	}
 	p->mtu_enum = dev_attr.active_mtu;
 	p->pd = xr_alloc_pd(p->dev);
@@ -219,6 +248,15 @@ static inline int e2e_open_port(const char *prog, const char *ifname, struct e2e
 		return -1;
 	}
 	return 0;
+}
+
+/* Says which GID this side's QPs use: tests check the address family from it. */
+static inline void e2e_print_gid(const char *role, const struct e2e_port *p)
+{
+	char text[INET6_ADDRSTRLEN];
+
+	inet_ntop(AF_INET6, p->gid.raw, text, sizeof(text));
+	printf("[%s] GID %d %s\n", role, p->gid_index, text);
 }
 
 static inline void e2e_close_port(struct e2e_port *p)
@@ -594,8 +632,8 @@ static inline int e2e_main(int argc, char **argv, const struct e2e_driver *d, st
 
 	if (!e2e_parse_args(argc, argv, &args)) {
 		fprintf(stderr,
-			"usage: %s server IFNAME [-p PORT]\n"
-			"       %s client IFNAME SERVER_IP [-p PORT]\n",
+			"usage: %s server IFNAME [-p PORT] [-g GID_INDEX]\n"
+			"       %s client IFNAME SERVER_IP [-p PORT] [-g GID_INDEX]\n",
 			d->prog, d->prog);
 		return 2;
 	}

@@ -807,8 +807,9 @@ static int setup(struct e2e_ctx *c, const struct e2e_args *args)
 
 	c->is_server = args->is_server;
 	c->role = args->role;
-	if (e2e_open_port(PROG, args->ifname, &c->port))
+	if (e2e_open_port(PROG, args->ifname, args->gid_index, &c->port))
 		return -1;
+	e2e_print_gid(c->role, &c->port);
 	c->buf = aligned_alloc(4096, BUF_SIZE);
 	if (!c->buf) {
 		fprintf(stderr, PROG ": couldn't allocate the buffer\n");

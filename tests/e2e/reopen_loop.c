@@ -119,7 +119,7 @@ static int open_port(const struct options *o, struct e2e_port *port, struct open
 	int64_t start = tool_now_ns();
 	double ms;
 
-	if (e2e_open_port(PROG, o->ifname, port))
+	if (e2e_open_port(PROG, o->ifname, -1, port))
 		return -1;
 	ms = (double)(tool_now_ns() - start) / 1e6;
 	t->total_ms += ms;
@@ -422,7 +422,7 @@ static int hold(const struct options *o)
 		fprintf(stderr, PROG ": %s is no IPv4 address\n", o->server_ip);
 		return 2;
 	}
-	if (e2e_open_port(PROG, o->ifname, &port))
+	if (e2e_open_port(PROG, o->ifname, -1, &port))
 		goto out;
 	for (i = 0; i < o->hold_qps; i++)
 		if (e2e_create_qp_end(PROG, &port, &ends[i], 1, 1, 1, XR_ACCESS_LOCAL_WRITE) ||

@@ -745,8 +745,9 @@ static int recv_hello(struct e2e_ctx *c, int fd)
 static int setup(struct e2e_ctx *c, const struct e2e_args *args)
 {
 	c->role = args->role;
-	if (e2e_open_port(PROG, args->ifname, &c->port))
+	if (e2e_open_port(PROG, args->ifname, args->gid_index, &c->port))
 		return -1;
+	e2e_print_gid(c->role, &c->port);
 	c->buf_a = aligned_alloc(4096, BUF_A_SIZE);
 	c->buf_b = aligned_alloc(4096, BUF_B_SIZE);
 	if (!c->buf_a || !c->buf_b) {
