@@ -10,9 +10,11 @@
 # the result line, as perftest counts those of all QPs, and N remote
 # addresses with distinct QPNs on each side. Runs with -o N (outstanding
 # READs/atomics) are captured on the guest's tap (tests/e2e/capture.sh; not
-# on xrhost0, where XDP takes the frames): the capture must hold every request, never more than N in flight and N at some point
-# (tests/e2e/rd_inflight.sh), and both sides must print "Outstand reads : N"
-# (read_bw: and OUT 0x0N for both QPs). Prints PASS/FAIL per run.
+# on xrhost0, where XDP takes the frames): the capture must hold every
+# request, never more than N in flight, and N at some point when xroce-perf is
+# the requester (tests/e2e/rd_inflight.sh); both sides must print "Outstand
+# reads : N" (read_bw: and OUT 0x0N for both QPs). Runs named IPv6 use the
+# link-local GIDs (-x 0). Prints PASS/FAIL per run.
 #
 # Two ways to run it:
 #   sourced by tests/interop/run.sh after its pingpong runs: it reuses that
@@ -63,9 +65,12 @@ perftest_outs_check() {
 	[ "$(grep -c "^ \(local\|remote\) address: .* OUT $(printf '%#04x' "$outs") " "$log")" -eq 2 ]
 }
 
-# perftest_outs_why PCAP OUTS: why the capture of a run with -o OUTS fails
-# (nothing when it passes): every request captured, at most OUTS in flight and
-# OUTS at some point.
+# perftest_outs_why PCAP OUTS REQUESTER: why the capture of a run with -o OUTS
+# fails (nothing when it passes): every request captured, at most OUTS in
+# flight, and OUTS at some point when xroce is the REQUESTER. When the guest
+# is, how close it comes to OUTS is its own pace under emulation (a rxe
+# requester has been seen to stay at 3 of 4): only the bound is ours to
+# honour, by answering every request it sends.
 perftest_outs_why() {
 	local counts requests in_flight
 	counts=$(tests/e2e/rd_inflight.sh "$1") || {
@@ -75,8 +80,10 @@ perftest_outs_why() {
 	read -r _ requests _ in_flight <<<"$counts"
 	if [ "$requests" != "$PERF_ITERS" ]; then
 		echo "the capture holds $requests distinct requests, expected $PERF_ITERS"
-	elif [ "$in_flight" != "$2" ]; then
-		echo "up to $in_flight requests in flight, expected at most and at some point $2"
+	elif [ "$in_flight" -gt "$2" ]; then
+		echo "up to $in_flight requests in flight, expected at most $2"
+	elif [ "$3" = xroce ] && [ "$in_flight" -ne "$2" ]; then
+		echo "xroce-perf kept at most $in_flight requests in flight, expected $2 at some point"
 	fi
 }
 
@@ -103,10 +110,10 @@ perftest_one() {
 	host_log=$PERF_LOGDIR/$tag.xroce.log
 	guest_log=$PERF_LOGDIR/$tag.rxe.log
 	pcap=$PERF_LOGDIR/$tag.pcap
-	local guest_cmd="timeout $GUEST_TIMEOUT ib_$guest_args -x 1 -F -n $PERF_ITERS"
+	local guest_cmd="timeout $GUEST_TIMEOUT ib_$guest_args -x $PERF_GID -F -n $PERF_ITERS"
 	# shellcheck disable=SC2206 # the options are meant to be split into words
 	local perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_BIN" $perf_args -d "$PERF_HOST_IF"
-		-x 1 -F -n "$PERF_ITERS")
+		-x "$PERF_GID" -F -n "$PERF_ITERS")
 
 	if [ -n "$outs" ] && ! capture_start "$PERF_PEER_NS" "$PERF_CAPTURE_IF" "$pcap"; then
 		why=$CAPTURE_WHY
@@ -161,12 +168,16 @@ perftest_one() {
 			why="xroce-perf printed no result line for $size bytes x $total or not $qps remote QPs"
 		elif ! perftest_check "$guest_log" "$size" "$kind" "$guest_role" "$qps"; then
 			why="perftest printed no result line for $size bytes x $total or not $qps remote QPs"
+		elif [ "$PERF_GID" -eq 0 ] && [ "$(grep -c '^ GID: 254:128:' "$guest_log")" -lt 2 ]; then
+			why="perftest does not show link-local (fe80::) GIDs on both sides"
 		elif [ -n "$outs" ] && ! perftest_outs_check "$host_log" "$outs"; then
 			why="xroce-perf does not show $outs outstanding reads"
 		elif [ -n "$outs" ] && ! perftest_outs_check "$guest_log" "$outs"; then
 			why="perftest does not show $outs outstanding reads"
 		elif [ -n "$outs" ]; then
-			why=$(perftest_outs_why "$pcap" "$outs")
+			# perftest's client is the requester.
+			why=$(perftest_outs_why "$pcap" "$outs" \
+				"$([ "$host_role" = client ] && echo xroce || echo guest)")
 		fi
 	fi
 	if [ -z "$why" ]; then
@@ -189,6 +200,8 @@ perftest_one() {
 perftest_main() {
 	PERF_BIN=$(readlink -f "${BUILD:-build}/xroce-perf")
 	PERF_ITERS=${PERF_ITERS:-200}
+	# GID index of both sides: 1 is the IPv4-mapped GID; a run may set 0 (IPv6 link-local).
+	PERF_GID=1
 	GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
 	PERF_HOST_NS=${RXE_PEER_HOST_NS:-xrhost}
 	PERF_HOST_IF=${RXE_PEER_HOST_IF:-xrhost0}
@@ -220,6 +233,9 @@ perftest_main() {
 		"atomic_bw -A FETCH_AND_ADD" 8 bw
 	perftest_run_pair "read_bw -o 4" "read_bw -s 4096 -o 4" "read_bw -s 4096 -o 4" 4096 bw 1 4
 	perftest_run_pair "atomic_bw -o 2" "atomic_bw -o 2" "atomic_bw -o 2" 8 bw 1 2
+	# Over IPv6: the link-local GIDs (index 0) instead of the IPv4-mapped ones.
+	PERF_GID=0 perftest_run_pair "write_bw IPv6" "write_bw -s 4096" "write_bw -s 4096" 4096 bw
+	PERF_GID=0 perftest_run_pair "read_bw IPv6" "read_bw -s 4096" "read_bw -s 4096" 4096 bw
 	perftest_run_pair send_lat "send_lat -s 64" "send_lat -s 64" 64 pingpong-lat
 	perftest_run_pair write_lat "write_lat -s 64" "write_lat -s 64" 64 pingpong-lat
 	perftest_run_pair read_lat "read_lat -s 64" "read_lat -s 64" 64 passive-lat

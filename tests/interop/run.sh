@@ -4,13 +4,15 @@
 # For each size, two runs of ITERS round trips with --chk on both sides:
 #   guest-server  ibv_rc_pingpong server in rxeA, xroce-pingpong client in xrhost
 #   xroce-server  xroce-pingpong server in xrhost, ibv_rc_pingpong client in rxeA
+# over IPv4 (GID index 1, ::ffff:a.b.c.d), then for each of SIZES_V6 the same
+# two runs over IPv6 with the link-local GIDs (-g 0, fe80::/64 from the MAC).
 # A run passes when both sides exit 0, both print the summary lines and the
 # guest reports no invalid data. Prints PASS/FAIL per run, then
 # "N passed, N failed"; exits non-zero when anything failed.
 # The guest and xroce's attachment to xrhost0 are torn down on every exit path.
 #
 # Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
-# ../shared/rxe-peer/rxe-peer next to the repository), SIZES, ITERS,
+# ../shared/rxe-peer/rxe-peer next to the repository), SIZES, SIZES_V6, ITERS,
 # GUEST_TIMEOUT (seconds a guest tool may run, default 120).
 set -u
 # A relative RXE_PEER is the caller's, from where they started us.
@@ -19,6 +21,7 @@ cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 RXE_PEER=${RXE_PEER:-$PWD/../shared/rxe-peer/rxe-peer}
 SIZES=${SIZES:-1 1024 4096 16384 65536}
+SIZES_V6=${SIZES_V6:-1 4096 65536}
 ITERS=${ITERS:-100}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
 
@@ -29,8 +32,11 @@ net=${RXE_PEER_NET:-10.77.0}
 guest=rxeA
 guest_ip=$net.1
 host_ip=$net.100
-# GID index 1: rxe's and xroce's first IPv4-mapped GID (index 0 is the link-local one).
-gid_index=1
+# GID index 1 is rxe's and xroce's first IPv4-mapped GID, index 0 the
+# link-local IPv6 one; rxe-peer gives the guest this MAC.
+guest_ll=fe80::5054:ff:fe77:1
+# Duplicate address detection must end before a link-local address answers.
+DAD_WAIT_TENTHS=100
 
 pingpong=$(readlink -f "$BUILD/xroce-pingpong")
 xroce=$(readlink -f "$BUILD/xroce")
@@ -82,6 +88,15 @@ echo "rxe-peer up 1 (the guest boots in 15-25 s)"
 "$RXE_PEER" up 1 >"$logdir/up.log" 2>&1 || die "rxe-peer up 1 failed, see $logdir/up.log"
 in_host_ns "$xroce" attach "$host_if" >"$logdir/attach.log" 2>&1 ||
 	die "xroce attach $host_if failed: $(cat "$logdir/attach.log")"
+for _ in $(seq "$DAD_WAIT_TENTHS"); do
+	[ -z "$(in_host_ns ip -6 addr show dev "$host_if" tentative)" ] &&
+		[ -z "$("$RXE_PEER" exec "$guest" '/usr/bin/ip -6 addr show dev eth0 tentative')" ] &&
+		break
+	sleep 0.1
+done
+# The kernel's link-local address of our interface: xroce's GID 0 must be it.
+host_ll=$(in_host_ns ip -6 -o addr show dev "$host_if" scope link | awk '{ sub("/.*", "", $4); print $4; exit }')
+[ -n "$host_ll" ] || die "$host_if has no IPv6 link-local address"
 
 # Summary lines of ibv_rc_pingpong (and xroce-pingpong) for SIZE; no invalid data.
 summary_ok() {
@@ -91,21 +106,32 @@ summary_ok() {
 		! grep -q "invalid data" "$log"
 }
 
-# Our GID must be the one the guest will address: catches a GID table whose
-# order differs from rxe's.
-gid_ok() {
-	grep -q "local address: .*GID ::ffff:$host_ip\$" "$1"
+# GID ADDRESS_FAMILY_INDEX: the GIDs of both sides at that index.
+host_gid() {
+	if [ "$1" -eq 0 ]; then echo "$host_ll"; else echo "::ffff:$host_ip"; fi
+}
+guest_gid() {
+	if [ "$1" -eq 0 ]; then echo "$guest_ll"; else echo "::ffff:$guest_ip"; fi
 }
 
-# report NAME HOST_STATUS GUEST_STATUS HOST_LOG GUEST_LOG SIZE [WHY_IT_FAILED]
+# Both GIDs at GID_INDEX must be the ones the two sides address: catches a
+# GID table whose order differs from rxe's.
+gid_ok() {
+	local log=$1 gid_index=$2
+	grep -q "local address: .*GID $(host_gid "$gid_index")\$" "$log" &&
+		grep -q "remote address: .*GID $(guest_gid "$gid_index")\$" "$log"
+}
+
+# report NAME HOST_STATUS GUEST_STATUS HOST_LOG GUEST_LOG SIZE GID_INDEX [WHY_IT_FAILED]
 report() {
-	local name=$1 host_status=$2 guest_status=$3 host_log=$4 guest_log=$5 size=$6 why=${7:-}
+	local name=$1 host_status=$2 guest_status=$3 host_log=$4 guest_log=$5 size=$6 gid_index=$7
+	local why=${8:-}
 	if [ -n "$why" ]; then
 		:
 	elif [ "$host_status" -ne 0 ] || [ "$guest_status" -ne 0 ]; then
 		why="xroce-pingpong exit $host_status, ibv_rc_pingpong exit $guest_status"
-	elif ! gid_ok "$host_log"; then
-		why="xroce GID index $gid_index is not ::ffff:$host_ip"
+	elif ! gid_ok "$host_log" "$gid_index"; then
+		why="GIDs at index $gid_index are not $(host_gid "$gid_index") and $(guest_gid "$gid_index")"
 	elif ! summary_ok "$host_log" "$size" || ! summary_ok "$guest_log" "$size"; then
 		why="summary lines missing or invalid data reported"
 	fi
@@ -123,14 +149,18 @@ report() {
 	fi
 }
 
+# guest_pingpong SIZE GID_INDEX [SERVER]
 guest_pingpong() {
-	echo "timeout $GUEST_TIMEOUT ibv_rc_pingpong -g $gid_index -n $ITERS -s $1 --chk $2"
+	echo "timeout $GUEST_TIMEOUT ibv_rc_pingpong -g $2 -n $ITERS -s $1 --chk ${3:-}"
 }
 
+# run_guest_server SIZE GID_INDEX
 run_guest_server() {
-	local size=$1 name="guest-server -s $1" id host_status=0 guest_status=0
-	local host_log=$logdir/guest-server-$1.xroce.log guest_log=$logdir/guest-server-$1.rxe.log
-	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$size" "")") || die "rxe-peer start failed"
+	local size=$1 gid_index=$2 id host_status=0 guest_status=0
+	local name="guest-server -g $2 -s $1" tag=guest-server-g$2-$1
+	local host_log=$logdir/$tag.xroce.log guest_log=$logdir/$tag.rxe.log
+	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$size" "$gid_index")") ||
+		die "rxe-peer start failed"
 	# The guest server needs 2-3 s to listen; xroce-pingpong also retries a refused connect.
 	sleep 3
 	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$pingpong" -d "$host_if" -g $gid_index \
@@ -141,7 +171,7 @@ run_guest_server() {
 		in_host_ns timeout 5 bash -c "exec 3<>/dev/tcp/$guest_ip/18515" 2>/dev/null
 	fi
 	"$RXE_PEER" wait "$guest" "$id" $((GUEST_TIMEOUT + 30)) >"$guest_log" 2>&1 || guest_status=$?
-	report "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size"
+	report "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size" "$gid_index"
 }
 
 # Waits up to 20 s for our server to listen: the guest client connects only once.
@@ -155,9 +185,11 @@ wait_listening() {
 	return 1
 }
 
+# run_xroce_server SIZE GID_INDEX
 run_xroce_server() {
-	local size=$1 name="xroce-server -s $1" id host_status=0 guest_status=0
-	local host_log=$logdir/xroce-server-$1.xroce.log guest_log=$logdir/xroce-server-$1.rxe.log
+	local size=$1 gid_index=$2 id host_status=0 guest_status=0
+	local name="xroce-server -g $2 -s $1" tag=xroce-server-g$2-$1
+	local host_log=$logdir/$tag.xroce.log guest_log=$logdir/$tag.rxe.log
 	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$pingpong" -d "$host_if" -g $gid_index \
 		-n "$ITERS" -s "$size" --chk >"$host_log" 2>&1 &
 	server_pid=$!
@@ -166,21 +198,25 @@ run_xroce_server() {
 		wait "$server_pid" || host_status=$?
 		server_pid=""
 		echo "(not started)" >"$guest_log"
-		report "$name" "$host_status" 0 "$host_log" "$guest_log" "$size" \
+		report "$name" "$host_status" 0 "$host_log" "$guest_log" "$size" "$gid_index" \
 			"xroce-pingpong did not listen on port 18515 (exit $host_status)"
 		return
 	fi
-	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$size" "$host_ip")") ||
+	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$size" "$gid_index" "$host_ip")") ||
 		die "rxe-peer start failed"
 	"$RXE_PEER" wait "$guest" "$id" $((GUEST_TIMEOUT + 30)) >"$guest_log" 2>&1 || guest_status=$?
 	wait "$server_pid" || host_status=$?
 	server_pid=""
-	report "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size"
+	report "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size" "$gid_index"
 }
 
 for size in $SIZES; do
-	run_guest_server "$size"
-	run_xroce_server "$size"
+	run_guest_server "$size" 1
+	run_xroce_server "$size" 1
+done
+for size in $SIZES_V6; do
+	run_guest_server "$size" 0
+	run_xroce_server "$size" 0
 done
 
 # perftest (ib_*_bw, ib_*_lat) against xroce-perf on the same guest; adds to the counts.
