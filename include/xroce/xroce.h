@@ -116,9 +116,15 @@ enum xr_access_flags {
 	XR_ACCESS_MW_BIND = 1 << 4,
 };
 
+/*
+ * An lkey or rkey is a 24-bit index in bits 31:8 and an 8-bit key in 7:0
+ * that its owner changes (a memory window on every bind, a fast-registration
+ * MR through xr_update_fast_reg_key): a key with a stale key byte fails.
+ * Initial keys are random, index and key byte alike.
+ */
 struct xr_mr {
 	struct xr_pd *pd;
-	void *addr;
+	void *addr; /* a fast-registration MR: its iova, once mapped */
 	size_t length;
 	uint32_t lkey;
 	uint32_t rkey;
@@ -126,7 +132,79 @@ struct xr_mr {
 };
 
 struct xr_mr *xr_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access);
+/* Fails with -EBUSY while memory windows are bound to mr. */
 int xr_dereg_mr(struct xr_mr *mr);
+
+/* The next key byte of rkey, as libibverbs' ibv_inc_rkey. */
+static inline uint32_t xr_inc_rkey(uint32_t rkey)
+{
+	return (rkey & 0xffffff00u) | ((rkey + 1) & 0xffu);
+}
+
+/*
+ * Fast registration, as the kernel's verbs have it (libibverbs has no such
+ * call): xr_alloc_mr makes an MR with room for max_num_sg pages and no
+ * memory, invalid until an XR_WR_REG_MR work request registers it.
+ * xr_map_mr_sg describes the memory that request will register: sg_nents
+ * ranges of this process's memory (the lkey of each is ignored), split into
+ * pages of page_size (a power of two, 4096 at least); every range but the
+ * first starts on a page boundary and every range but the last ends on one.
+ * The MR's iova, mr->addr, becomes the first range's address unless iova is
+ * given (non-NULL: the peer's addresses then start at *iova). Returns the
+ * number of ranges mapped (all of them), or a negative errno. The map is
+ * taken when the XR_WR_REG_MR executes, so it may be changed right after an
+ * XR_WR_LOCAL_INV is posted, before that has run.
+ */
+struct xr_mr *xr_alloc_mr(struct xr_pd *pd, uint32_t max_num_sg);
+struct xr_sge;
+int xr_map_mr_sg(struct xr_mr *mr, const struct xr_sge *sg, int sg_nents, const uint64_t *iova,
+		 unsigned int page_size);
+/*
+ * Sets the key byte of mr's lkey and rkey for the next XR_WR_REG_MR, whose
+ * wr.reg.key is then mr->rkey (the kernel's ib_update_fast_reg_key).
+ */
+void xr_update_fast_reg_key(struct xr_mr *mr, uint8_t newkey);
+
+/* ---- memory windows ---------------------------------------------------- */
+
+enum xr_mw_type {
+	XR_MW_TYPE_1 = 1, /* bound by xr_bind_mw, belongs to its PD */
+	XR_MW_TYPE_2 = 2, /* bound by XR_WR_BIND_MW, then used through that QP only */
+};
+
+struct xr_mw {
+	struct xr_device *device;
+	struct xr_pd *pd;
+	uint32_t rkey;
+	uint32_t handle;
+	enum xr_mw_type type;
+};
+
+/* What a window grants: [addr, addr + length) of mr, with remote access flags. */
+struct xr_mw_bind_info {
+	struct xr_mr *mr;
+	uint64_t addr;
+	uint64_t length; /* 0 unbinds */
+	unsigned int mw_access_flags;
+};
+
+struct xr_mw_bind {
+	uint64_t wr_id;
+	unsigned int send_flags;
+	struct xr_mw_bind_info bind_info;
+};
+
+struct xr_mw *xr_alloc_mw(struct xr_pd *pd, enum xr_mw_type type);
+int xr_dealloc_mw(struct xr_mw *mw);
+struct xr_qp;
+/*
+ * Binds a type 1 window, in qp's send queue order, as libibverbs does: its
+ * rkey becomes xr_inc_rkey(mw->rkey) at once, the bind completes on qp's send
+ * CQ (XR_WC_BIND_MW, or XR_WC_MW_BIND_ERR and the QP in ERR when a rule is
+ * broken: the MR lacks XR_ACCESS_MW_BIND, the window leaves the MR, remote
+ * write or atomic without the MR's local write).
+ */
+int xr_bind_mw(struct xr_qp *qp, struct xr_mw *mw, struct xr_mw_bind *mw_bind);
 
 /* ---- completion queues ---------------------------------------------- */
 
@@ -167,6 +245,7 @@ enum xr_wc_opcode {
 	XR_WC_LOCAL_INV,
 	XR_WC_MASKED_COMP_SWAP = 9,
 	XR_WC_MASKED_FETCH_ADD,
+	XR_WC_REG_MR,
 	XR_WC_RECV = 1 << 7,
 	XR_WC_RECV_RDMA_WITH_IMM,
 };
@@ -183,7 +262,10 @@ struct xr_wc {
 	enum xr_wc_opcode opcode;
 	uint32_t vendor_err;
 	uint32_t byte_len;
-	uint32_t imm_data; /* network byte order, as in verbs */
+	union {
+		uint32_t imm_data;	   /* XR_WC_WITH_IMM: network byte order, as in verbs */
+		uint32_t invalidated_rkey; /* XR_WC_WITH_INV: the key the SEND invalidated */
+	};
 	uint32_t qp_num;
 	uint32_t src_qp;
 	unsigned int wc_flags;
@@ -366,6 +448,10 @@ enum xr_wr_opcode {
 	XR_WR_SEND_WITH_INV,
 	XR_WR_MASKED_ATOMIC_CMP_AND_SWP,
 	XR_WR_MASKED_ATOMIC_FETCH_AND_ADD,
+	/* A READ whose local MR (invalidate_rkey) is invalidated once the data landed. */
+	XR_WR_RDMA_READ_WITH_INV,
+	/* Fast registration of wr.reg.mr, as the kernel's IB_WR_REG_MR. */
+	XR_WR_REG_MR = 0x20,
 };
 
 enum xr_send_flags {
@@ -382,7 +468,11 @@ struct xr_send_wr {
 	int num_sge;
 	enum xr_wr_opcode opcode;
 	unsigned int send_flags;
-	uint32_t imm_data; /* network byte order, as in verbs */
+	union {
+		uint32_t imm_data; /* network byte order, as in verbs */
+		/* SEND_WITH_INV: the peer's key to invalidate; LOCAL_INV, READ_WITH_INV: ours */
+		uint32_t invalidate_rkey;
+	};
 	union {
 		struct {
 			uint64_t remote_addr;
@@ -409,6 +499,21 @@ struct xr_send_wr {
 			uint32_t rkey;
 		} masked_atomic;
 	} wr;
+	/* Outside wr, as libibverbs has bind_mw. */
+	union {
+		/* XR_WR_BIND_MW (type 2): rkey is the window's new rkey (xr_inc_rkey). */
+		struct {
+			struct xr_mw *mw;
+			uint32_t rkey;
+			struct xr_mw_bind_info bind_info;
+		} bind_mw;
+		/* XR_WR_REG_MR: key is mr->rkey after xr_update_fast_reg_key. */
+		struct {
+			struct xr_mr *mr;
+			uint32_t key;
+			int access;
+		} reg;
+	};
 };
 
 struct xr_recv_wr {

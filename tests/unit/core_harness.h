@@ -138,6 +138,8 @@ static inline int h_pair_init(struct h_pair *p, uint64_t seed, uint32_t depth)
 			return -ENOMEM;
 		xr_mem_link_port(&p->link, s, &port);
 		xr_core_init(hs->core, &port);
+		/* Keys from the seed too: a run is the same every time. */
+		hs->core->rng = seed * 2 + (uint64_t)s + 1;
 		memcpy(hs->mac, (uint8_t[6]){0x02, 0, 0, 0, 0, (uint8_t)(s + 1)}, 6);
 		memcpy(hs->core->mac, hs->mac, 6);
 		hs->core->gids[0] = h_gid_of_side(s);

@@ -91,6 +91,88 @@ int xr_dereg_mr(struct xr_mr *mr)
 	return err ? fail(err) : 0;
 }
 
+struct xr_mr *xr_alloc_mr(struct xr_pd *pd, uint32_t max_num_sg)
+{
+	struct xr_device *dev;
+	struct xr_mr *mr;
+	int err;
+
+	if (!pd)
+		return fail_ptr(-EINVAL);
+	dev = dev_of_pd(pd);
+	pthread_mutex_lock(&dev->lock);
+	mr = xr_core_alloc_mr(pd, max_num_sg, &err);
+	pthread_mutex_unlock(&dev->lock);
+	return mr ? mr : fail_ptr(err);
+}
+
+int xr_map_mr_sg(struct xr_mr *mr, const struct xr_sge *sg, int sg_nents, const uint64_t *iova,
+		 unsigned int page_size)
+{
+	struct xr_device *dev;
+	int ret;
+
+	if (!mr)
+		return fail(-EINVAL);
+	dev = dev_of_pd(mr->pd);
+	pthread_mutex_lock(&dev->lock);
+	ret = xr_core_map_mr_sg(mr, sg, sg_nents, iova, page_size);
+	pthread_mutex_unlock(&dev->lock);
+	return ret < 0 ? fail(ret) : ret;
+}
+
+void xr_update_fast_reg_key(struct xr_mr *mr, uint8_t newkey)
+{
+	if (!mr)
+		return;
+	mr->lkey = (mr->lkey & 0xffffff00u) | newkey;
+	mr->rkey = (mr->rkey & 0xffffff00u) | newkey;
+}
+
+struct xr_mw *xr_alloc_mw(struct xr_pd *pd, enum xr_mw_type type)
+{
+	struct xr_device *dev;
+	struct xr_mw *mw;
+	int err;
+
+	if (!pd)
+		return fail_ptr(-EINVAL);
+	dev = dev_of_pd(pd);
+	pthread_mutex_lock(&dev->lock);
+	mw = xr_core_alloc_mw(pd, type, &err);
+	pthread_mutex_unlock(&dev->lock);
+	return mw ? mw : fail_ptr(err);
+}
+
+int xr_dealloc_mw(struct xr_mw *mw)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!mw)
+		return fail(-EINVAL);
+	dev = dev_of_pd(mw->pd);
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_dealloc_mw(mw);
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+int xr_bind_mw(struct xr_qp *qp, struct xr_mw *mw, struct xr_mw_bind *mw_bind)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!qp || !mw || !mw_bind || mw->pd->core != qp_impl(qp)->core)
+		return fail(-EINVAL);
+	dev = qp->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_bind_mw(qp_impl(qp), mw, mw_bind);
+	pthread_mutex_unlock(&dev->lock);
+	xr_engine_kick(dev);
+	return err ? fail(err) : 0;
+}
+
 struct xr_cq *xr_create_cq(struct xr_device *dev, int cqe, struct xr_comp_channel *channel)
 {
 	struct xr_cq_impl *cq;

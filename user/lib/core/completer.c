@@ -18,8 +18,12 @@ static struct xr_swqe *wqe_of_psn(struct xr_qp_impl *qp, uint32_t psn)
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct xr_swqe *w = xr_sq_at(qp, i);
 
-		if (!w->psn_assigned)
+		if (!w->psn_assigned) {
+			/* A done local operation has no PSNs; an unstarted WQE ends the search. */
+			if (w->state == XR_SWQE_DONE)
+				continue;
 			break;
+		}
 		if (xr_psn_diff(psn, w->last_psn) <= 0)
 			return w;
 	}
@@ -113,10 +117,10 @@ static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct xr_swqe *w = xr_sq_at(qp, i);
 
-		if (!w->psn_assigned || xr_psn_diff(w->first_psn, psn) > 0)
-			break;
 		if (w->state == XR_SWQE_DONE)
 			continue;
+		if (!w->psn_assigned || xr_psn_diff(w->first_psn, psn) > 0)
+			break;
 		if (xr_wr_is_read_atomic(w->opcode)) {
 			upto = xr_psn_add(w->first_psn, XR_PSN_MASK);
 			/*
@@ -172,28 +176,35 @@ static void read_atomic_response(struct xr_qp_impl *qp, const struct xr_pkt *pkt
 		uint8_t orig[8];
 		uint64_t v = pkt->atmack_orig;
 
-		if (w->opcode == XR_WR_RDMA_READ)
+		if (!(xr_wr(w->opcode)->flags & XR_WRF_ATOMIC))
 			return;
 		memcpy(orig, &v, 8); /* host order, as the verbs user reads it */
-		xr_sgl_copy_in(w->sge, w->num_sge, 0, orig, 8);
+		xr_sgl_copy_in(qp->core, w->sge, w->num_sge, 0, orig, 8);
 	} else {
 		uint32_t off = (uint32_t)xr_psn_diff(psn, w->first_psn) * qp->mtu;
 		bool last = pkt->opflags & XR_OPF_LAST;
 		uint32_t want = w->length - off < qp->mtu ? w->length - off : qp->mtu;
 
-		if (w->opcode != XR_WR_RDMA_READ || off > w->length)
+		if (!(xr_wr(w->opcode)->flags & XR_WRF_READ) || off > w->length)
 			return;
 		/* Every response but the last is a full MTU; the last ends the READ. */
 		if (pkt->payload_len != want || last != (psn == w->last_psn)) {
 			fail_at(qp, psn, XR_WC_BAD_RESP_ERR);
 			return;
 		}
-		xr_sgl_copy_in(w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
+		xr_sgl_copy_in(qp->core, w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
 	}
 	cwnd_on_ack(qp, 1);
 	qp->acked_psn = psn;
-	if (psn == w->last_psn)
+	if (psn == w->last_psn) {
+		/* READ with invalidate: the local MR goes once the data has landed in it. */
+		if (w->opcode == XR_WR_RDMA_READ_WITH_INV &&
+		    xr_core_invalidate_key(qp, w->invalidate_rkey)) {
+			fail_at(qp, psn, XR_WC_LOC_QP_OP_ERR);
+			return;
+		}
 		complete_wqe(qp, w, XR_WC_SUCCESS);
+	}
 	on_progress(qp, now);
 	/* An ACK that arrived while this response was awaited covers what follows. */
 	ack_through(qp, qp->ack_hint, now);

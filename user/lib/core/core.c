@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Frame dispatch and progress: where packets and time enter the transport core. */
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -11,6 +14,13 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 	core->active_mtu = XR_MTU_1024;
 	core->caps = XR_DEVICE_MASKED_ATOMICS;
 	core->xdp_fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP;
+	/* Keys a peer cannot guess; without getrandom, at least not the same each run. */
+	if (getrandom(&core->rng, sizeof(core->rng), GRND_NONBLOCK) != sizeof(core->rng)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		core->rng = (uint64_t)ts.tv_nsec << 32 ^ (uint64_t)ts.tv_sec ^ (uint64_t)getpid();
+	}
 }
 
 static struct xr_qp_impl *qp_by_qpn(struct xr_core *core, uint32_t qpn)

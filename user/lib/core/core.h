@@ -22,7 +22,10 @@
 #define XR_MAX_INLINE 256
 #define XR_MAX_WR 16384
 #define XR_MAX_CQE 65536
-#define XR_MAX_MR 4096
+/* Memory regions and windows share one table of keys: an lkey/rkey's index. */
+#define XR_MAX_KEYS 4096
+/* Pages a fast-registration MR can map (xr_alloc_mr's max_num_sg). */
+#define XR_MAX_FAST_REG_PAGES 65536
 #define XR_MAX_PD 1024
 /*
  * PSNs sent but not yet acknowledged, at most: the congestion window moves
@@ -82,11 +85,136 @@ enum xr_swqe_state {
 	XR_SWQE_DONE,	/* completed, waiting to be retired in order */
 };
 
+/* ---- memory: regions, windows and the key table they share ---------------- */
+
+enum xr_key_kind {
+	XR_KEY_FREE,
+	XR_KEY_MR,
+	XR_KEY_MW,
+};
+
+struct xr_key_slot {
+	enum xr_key_kind kind;
+	void *obj; /* struct xr_mr_impl or struct xr_mw_impl */
+};
+
+enum xr_mr_kind {
+	XR_MR_USER,	/* xr_reg_mr: valid from the start, addresses are pointers */
+	XR_MR_FAST_REG, /* xr_alloc_mr: valid between an XR_WR_REG_MR and an invalidation */
+};
+
+/* A fast-registration MR's or a memory window's state (the spec's Free / Valid). */
+enum xr_mem_state {
+	XR_MEM_INVALID,
+	XR_MEM_VALID,
+};
+
+/* Pages a fast registration maps: byte 0 of the region is page_off into pages[0]. */
+struct xr_page_map {
+	uint64_t iova, length;
+	uint64_t *pages;
+	uint32_t npages;
+	uint32_t page_shift;
+	uint32_t page_off;
+};
+
+struct xr_mr_impl {
+	struct xr_mr pub;
+	struct xr_core *core;
+	enum xr_mr_kind kind;
+	enum xr_mem_state state;
+	uint32_t key;  /* the lkey (= rkey) accesses must carry: the engine's, not pub's */
+	int access;    /* the engine's view of pub.access */
+	uint64_t iova; /* where the region starts in its own address space */
+	uint64_t length;
+	uint32_t mw_bound; /* windows bound to it: it may not go while any is */
+	/* fast registration: what is mapped now, and what the next REG_MR takes */
+	uint32_t max_pages;
+	struct xr_page_map map, staged;
+};
+
+struct xr_qp_impl;
+
+struct xr_mw_impl {
+	struct xr_mw pub;
+	struct xr_core *core;
+	enum xr_mem_state state; /* type 1: always valid; type 2: valid while bound */
+	uint32_t key;		 /* the rkey accesses must carry */
+	struct xr_mr_impl *mr;	 /* bound to, or NULL */
+	uint64_t addr, length;
+	int access;
+	struct xr_qp_impl *qp; /* type 2: accesses must come through the QP it was bound on */
+};
+
+static inline struct xr_mr_impl *xr_mr_impl(struct xr_mr *mr)
+{
+	return (struct xr_mr_impl *)mr;
+}
+
+static inline struct xr_mw_impl *xr_mw_impl(struct xr_mw *mw)
+{
+	return (struct xr_mw_impl *)mw;
+}
+
+/* ---- work requests ------------------------------------------------------ */
+
+/* What a work-request opcode is: one table (wr.c) drives posting, sending and completing. */
+enum xr_wr_flags {
+	XR_WRF_VALID = 1 << 0,
+	XR_WRF_LOCAL = 1 << 1,	    /* runs in the engine, puts nothing on the wire */
+	XR_WRF_READ = 1 << 2,	    /* an RDMA READ: responses come back */
+	XR_WRF_ATOMIC = 1 << 3,	    /* one 8-byte result comes back */
+	XR_WRF_MASKED = 1 << 4,	    /* needs XR_DEVICE_MASKED_ATOMICS */
+	XR_WRF_REMOTE = 1 << 5,	    /* carries a remote address and rkey */
+	XR_WRF_DATA = 1 << 6,	    /* its gather list goes out as payload */
+	XR_WRF_INVALIDATE = 1 << 7, /* invalidates invalidate_rkey */
+	XR_WRF_IMM = 1 << 8,	    /* carries imm_data */
+};
+
+struct xr_wr_info {
+	uint32_t flags;
+	enum xr_wc_opcode wc_opcode;
+	/* Wire opcodes of a message's first, middle, last and only packets. */
+	uint8_t op_first, op_middle, op_last, op_only;
+};
+
+#define XR_WR_OPCODES (XR_WR_REG_MR + 1)
+extern const struct xr_wr_info xr_wr_info[XR_WR_OPCODES];
+
+/* The table entry of op; an all-zero (invalid) one for opcodes xroce does not know. */
+static inline const struct xr_wr_info *xr_wr(enum xr_wr_opcode op)
+{
+	static const struct xr_wr_info invalid;
+
+	return (unsigned)op < XR_WR_OPCODES ? &xr_wr_info[op] : &invalid;
+}
+
+/* The arguments of a bind (XR_WR_BIND_MW, or xr_bind_mw for a type 1 window). */
+struct xr_bind_args {
+	struct xr_mw_impl *mw;
+	uint32_t new_rkey;
+	struct xr_mr_impl *mr; /* NULL when length is 0 */
+	uint64_t addr, length;
+	unsigned int access;
+};
+
+/* The arguments of an XR_WR_REG_MR. */
+struct xr_reg_args {
+	struct xr_mr_impl *mr;
+	uint32_t key;
+	int access;
+};
+
 struct xr_swqe {
 	uint64_t wr_id;
 	enum xr_wr_opcode opcode;
 	unsigned int send_flags;
 	uint32_t imm_be;
+	uint32_t invalidate_rkey;
+	union {
+		struct xr_bind_args bind;
+		struct xr_reg_args reg;
+	};
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint64_t compare_add, swap;
@@ -208,8 +336,8 @@ struct xr_core {
 
 	struct xr_qp_impl *qps[XR_MAX_QP];
 	uint32_t qp_slots_used; /* slots >= this are all free: loops stop there */
-	struct xr_mr *mrs[XR_MAX_MR];
-	uint32_t mr_key_seq;
+	struct xr_key_slot keys[XR_MAX_KEYS];
+	uint64_t rng; /* keys: seeded unpredictably in xr_core_init (tests may set it) */
 	uint32_t pd_seq;
 	uint16_t ip_id;
 	struct xr_engine_stats stats;
@@ -233,8 +361,24 @@ bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndr
 struct xr_pd *xr_core_alloc_pd(struct xr_core *core);
 int xr_core_dealloc_pd(struct xr_pd *pd);
 struct xr_mr *xr_core_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access, int *err);
+struct xr_mr *xr_core_alloc_mr(struct xr_pd *pd, uint32_t max_num_sg, int *err);
+int xr_core_map_mr_sg(struct xr_mr *mr, const struct xr_sge *sg, int sg_nents, const uint64_t *iova,
+		      unsigned int page_size);
 int xr_core_dereg_mr(struct xr_mr *mr);
-struct xr_mr *xr_core_mr_lookup(struct xr_core *core, uint32_t key);
+/* A free index of the key table, chosen at random, with a random key byte; -ENOMEM. */
+int xr_core_new_key(struct xr_core *core, enum xr_key_kind kind, void *obj, uint32_t *key);
+void xr_core_free_key(struct xr_core *core, uint32_t key);
+/* The object behind key's index if it is of that kind (its key byte is not checked). */
+void *xr_core_key_obj(struct xr_core *core, uint32_t key, enum xr_key_kind kind);
+/* The MR whose current lkey is key and which is valid, or NULL. */
+struct xr_mr_impl *xr_core_mr_lookup(struct xr_core *core, uint32_t key);
+/* Whether [addr, addr + len) lies inside mr's address space. */
+bool xr_mr_covers(const struct xr_mr_impl *mr, uint64_t addr, uint64_t len);
+/* Copies between a valid MR's addresses (covered by it) and a flat buffer. */
+void xr_mr_copy_in(const struct xr_mr_impl *mr, uint64_t addr, const void *src, uint32_t len);
+void xr_mr_copy_out(const struct xr_mr_impl *mr, uint64_t addr, void *dst, uint32_t len);
+/* The memory behind an 8-byte aligned address of a valid MR (never split by a page). */
+uint64_t *xr_mr_u64(const struct xr_mr_impl *mr, uint64_t addr);
 /* Checks an SGE against its MR: 0, or the completion status to report. */
 enum xr_wc_status xr_core_check_sge(struct xr_core *core, struct xr_pd *pd,
 				    const struct xr_sge *sge, int need_access);
@@ -242,10 +386,36 @@ enum xr_wc_status xr_core_check_sge(struct xr_core *core, struct xr_pd *pd,
 enum xr_wc_status xr_core_check_sgl(struct xr_core *core, struct xr_pd *pd,
 				    const struct xr_sge *sge, int num_sge, int need_access);
 /* Copies between a scatter/gather list (already checked) and a flat buffer. */
-void xr_sgl_copy_out(const struct xr_sge *sge, int num_sge, uint32_t offset, uint8_t *dst,
-		     uint32_t len);
-void xr_sgl_copy_in(const struct xr_sge *sge, int num_sge, uint32_t offset, const uint8_t *src,
-		    uint32_t len);
+void xr_sgl_copy_out(struct xr_core *core, const struct xr_sge *sge, int num_sge, uint32_t offset,
+		     uint8_t *dst, uint32_t len);
+void xr_sgl_copy_in(struct xr_core *core, const struct xr_sge *sge, int num_sge, uint32_t offset,
+		    const uint8_t *src, uint32_t len);
+
+/* ---- mw.c ---- */
+struct xr_mw *xr_core_alloc_mw(struct xr_pd *pd, enum xr_mw_type type, int *err);
+int xr_core_dealloc_mw(struct xr_mw *mw);
+/* Binds as b says, through qp: XR_WC_SUCCESS, or XR_WC_MW_BIND_ERR when a rule forbids it. */
+enum xr_wc_status xr_core_exec_bind(struct xr_qp_impl *qp, const struct xr_bind_args *b);
+/*
+ * Invalidates key through qp: a fast-registration MR without bound windows,
+ * or a type 2 window, valid, of qp's PD (a window: bound through qp). 0, or
+ * -EINVAL when key names nothing it may invalidate.
+ */
+int xr_core_invalidate_key(struct xr_qp_impl *qp, uint32_t key);
+/* Type 2 windows bound through qp become invalid: qp is going away. */
+void xr_core_unbind_qp_windows(struct xr_qp_impl *qp);
+/*
+ * The MR a remote access of one XR_ACCESS_REMOTE_* bit to [va, va + len)
+ * with rkey reaches through qp, once every check passed: qp allows it; rkey
+ * is a valid MR or window of qp's PD (a type 2 window: bound through qp)
+ * with that access over the whole range. NULL when any check fails.
+ */
+struct xr_mr_impl *xr_core_resolve_rkey(struct xr_qp_impl *qp, uint32_t rkey, uint64_t va,
+					uint64_t len, int access);
+
+/* ---- wr.c ---- */
+/* Runs a local work request (bind, invalidate, fast registration): its completion status. */
+enum xr_wc_status xr_core_exec_local(struct xr_qp_impl *qp, struct xr_swqe *w);
 
 /* ---- cq.c ---- */
 struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err);
@@ -267,6 +437,8 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 		      const uint8_t *dmac);
 int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *attr, struct xr_qp_init_attr *init);
 int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_send_wr **bad);
+/* xr_bind_mw: a type 1 bind in qp's send queue; mw->rkey is the new rkey on success. */
+int xr_core_bind_mw(struct xr_qp_impl *qp, struct xr_mw *mw, const struct xr_mw_bind *bind);
 int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad);
 /* Moves qp to ERR and flushes both queues; the first SQ WQE gets status. */
 void xr_qp_to_error(struct xr_qp_impl *qp);
@@ -276,14 +448,13 @@ uint64_t xr_qp_ack_timeout_ns(const struct xr_qp_impl *qp);
 
 static inline bool xr_wr_is_atomic(enum xr_wr_opcode op)
 {
-	return op == XR_WR_ATOMIC_CMP_AND_SWP || op == XR_WR_ATOMIC_FETCH_AND_ADD ||
-	       op == XR_WR_MASKED_ATOMIC_CMP_AND_SWP || op == XR_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+	return xr_wr(op)->flags & XR_WRF_ATOMIC;
 }
 
 /* READs and atomics: they need a response, and count against max_rd_atomic. */
 static inline bool xr_wr_is_read_atomic(enum xr_wr_opcode op)
 {
-	return op == XR_WR_RDMA_READ || xr_wr_is_atomic(op);
+	return xr_wr(op)->flags & (XR_WRF_READ | XR_WRF_ATOMIC);
 }
 
 static inline void xr_swqe_complete(struct xr_swqe *wqe, enum xr_wc_status st)

@@ -92,6 +92,7 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 	struct xr_core *core = qp->core;
 
 	xr_xdp_unpublish_qp(qp);
+	xr_core_unbind_qp_windows(qp);
 	core->qps[qp->slot] = NULL;
 	while (core->qp_slots_used && !core->qps[core->qp_slots_used - 1])
 		core->qp_slots_used--;
@@ -336,31 +337,6 @@ uint64_t xr_qp_ack_timeout_ns(const struct xr_qp_impl *qp)
 
 /* ---- completion and flush -------------------------------------------- */
 
-static enum xr_wc_opcode wc_opcode_of(enum xr_wr_opcode op)
-{
-	switch (op) {
-	case XR_WR_RDMA_WRITE:
-	case XR_WR_RDMA_WRITE_WITH_IMM:
-		return XR_WC_RDMA_WRITE;
-	case XR_WR_RDMA_READ:
-		return XR_WC_RDMA_READ;
-	case XR_WR_ATOMIC_CMP_AND_SWP:
-		return XR_WC_COMP_SWAP;
-	case XR_WR_ATOMIC_FETCH_AND_ADD:
-		return XR_WC_FETCH_ADD;
-	case XR_WR_MASKED_ATOMIC_CMP_AND_SWP:
-		return XR_WC_MASKED_COMP_SWAP;
-	case XR_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		return XR_WC_MASKED_FETCH_ADD;
-	case XR_WR_LOCAL_INV:
-		return XR_WC_LOCAL_INV;
-	case XR_WR_BIND_MW:
-		return XR_WC_BIND_MW;
-	default:
-		return XR_WC_SEND;
-	}
-}
-
 /*
  * Retires completed WQEs from the tail in order, reporting what must be
  * reported. A full CQ stops it: the WQE stays on the send queue (so posting
@@ -379,7 +355,7 @@ void xr_qp_retire_sends(struct xr_qp_impl *qp)
 				break;
 			wc.wr_id = w->wr_id;
 			wc.status = w->status;
-			wc.opcode = wc_opcode_of(w->opcode);
+			wc.opcode = xr_wr(w->opcode)->wc_opcode;
 			wc.qp_num = qp->pub.qp_num;
 			wc.byte_len = w->length;
 			xr_cq_push(qp->scq, &wc, false);
@@ -424,29 +400,40 @@ void xr_qp_to_error(struct xr_qp_impl *qp)
 
 /* ---- posting ---------------------------------------------------------- */
 
-static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
+/* The arguments of a local work request that posting can check. */
+static int validate_local_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 {
-	uint64_t total = 0;
-
 	switch (wr->opcode) {
-	case XR_WR_SEND:
-	case XR_WR_SEND_WITH_IMM:
-	case XR_WR_RDMA_WRITE:
-	case XR_WR_RDMA_WRITE_WITH_IMM:
-	case XR_WR_RDMA_READ:
-	case XR_WR_ATOMIC_CMP_AND_SWP:
-	case XR_WR_ATOMIC_FETCH_AND_ADD:
+	case XR_WR_BIND_MW:
+		/* A type 1 window is bound by xr_bind_mw, never by a work request. */
+		if (!wr->bind_mw.mw || wr->bind_mw.mw->type != XR_MW_TYPE_2 ||
+		    (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr))
+			return -EINVAL;
 		break;
-	case XR_WR_MASKED_ATOMIC_CMP_AND_SWP:
-	case XR_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		if (!(qp->core->caps & XR_DEVICE_MASKED_ATOMICS))
-			return -EOPNOTSUPP;
+	case XR_WR_REG_MR:
+		if (!wr->reg.mr || xr_mr_impl(wr->reg.mr)->kind != XR_MR_FAST_REG)
+			return -EINVAL;
 		break;
 	default:
-		return -EINVAL;
+		break;
 	}
+	(void)qp;
+	return wr->num_sge ? -EINVAL : 0;
+}
+
+static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
+{
+	const struct xr_wr_info *wi = xr_wr(wr->opcode);
+	uint64_t total = 0;
+
+	if (!(wi->flags & XR_WRF_VALID))
+		return -EINVAL;
+	if ((wi->flags & XR_WRF_MASKED) && !(qp->core->caps & XR_DEVICE_MASKED_ATOMICS))
+		return -EOPNOTSUPP;
 	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
+	if (wi->flags & XR_WRF_LOCAL)
+		return validate_local_wr(qp, wr);
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if (total > (1u << 31))
@@ -454,8 +441,7 @@ static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 	/* An atomic returns the original 8 bytes into exactly one 8-byte SGE. */
 	if (xr_wr_is_atomic(wr->opcode) && (wr->num_sge != 1 || total != 8))
 		return -EINVAL;
-	if ((wr->send_flags & XR_SEND_INLINE) &&
-	    (wr->opcode == XR_WR_RDMA_READ || xr_wr_is_atomic(wr->opcode)))
+	if ((wr->send_flags & XR_SEND_INLINE) && !(wi->flags & XR_WRF_DATA))
 		return -EINVAL;
 	if (wr->send_flags & XR_SEND_INLINE) {
 		if (total > qp->cap.max_inline_data)
@@ -488,9 +474,28 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 		w->wr_id = wr->wr_id;
 		w->opcode = wr->opcode;
 		w->send_flags = wr->send_flags;
-		w->imm_be = wr->imm_data;
-		if (wr->opcode == XR_WR_MASKED_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == XR_WR_MASKED_ATOMIC_FETCH_AND_ADD) {
+		if (xr_wr(wr->opcode)->flags & XR_WRF_IMM)
+			w->imm_be = wr->imm_data;
+		if (xr_wr(wr->opcode)->flags & XR_WRF_INVALIDATE)
+			w->invalidate_rkey = wr->invalidate_rkey;
+		if (wr->opcode == XR_WR_BIND_MW) {
+			const struct xr_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+			w->bind = (struct xr_bind_args){
+			    .mw = xr_mw_impl(wr->bind_mw.mw),
+			    .new_rkey = wr->bind_mw.rkey,
+			    .mr = bi->length ? xr_mr_impl(bi->mr) : NULL,
+			    .addr = bi->addr,
+			    .length = bi->length,
+			    .access = bi->mw_access_flags,
+			};
+			/* Its new rkey is the application's from now on, as for type 1. */
+			wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+		} else if (wr->opcode == XR_WR_REG_MR) {
+			w->reg = (struct xr_reg_args){.mr = xr_mr_impl(wr->reg.mr),
+						      .key = wr->reg.key,
+						      .access = wr->reg.access};
+		} else if (xr_wr(wr->opcode)->flags & XR_WRF_MASKED) {
 			w->remote_addr = wr->wr.masked_atomic.remote_addr;
 			w->rkey = wr->wr.masked_atomic.rkey;
 			w->compare_add = wr->wr.masked_atomic.compare_add;
@@ -534,6 +539,41 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 	if (qp->pub.state == XR_QPS_ERR)
 		xr_qp_flush(qp);
 	return err;
+}
+
+int xr_core_bind_mw(struct xr_qp_impl *qp, struct xr_mw *mw, const struct xr_mw_bind *bind)
+{
+	const struct xr_mw_bind_info *bi = &bind->bind_info;
+	enum xr_qp_state st = qp->pub.state;
+	struct xr_swqe *w;
+
+	if (mw->type != XR_MW_TYPE_1 || (bi->length && !bi->mr))
+		return -EINVAL;
+	if (st != XR_QPS_RTS && st != XR_QPS_ERR && st != XR_QPS_SQD)
+		return -EINVAL;
+	if (qp->sq_head - qp->sq_tail >= qp->sq_size)
+		return -ENOMEM;
+	w = xr_sq_at(qp, qp->sq_head);
+	memset(w, 0, offsetof(struct xr_swqe, sge));
+	w->wr_id = bind->wr_id;
+	w->opcode = XR_WR_BIND_MW;
+	w->send_flags = bind->send_flags;
+	w->bind = (struct xr_bind_args){
+	    .mw = xr_mw_impl(mw),
+	    .new_rkey = xr_inc_rkey(mw->rkey),
+	    .mr = bi->length ? xr_mr_impl(bi->mr) : NULL,
+	    .addr = bi->addr,
+	    .length = bi->length,
+	    .access = bi->mw_access_flags,
+	};
+	w->signaled = qp->sq_sig_all || (bind->send_flags & XR_SEND_SIGNALED);
+	w->state = XR_SWQE_POSTED;
+	w->status = XR_WC_SUCCESS;
+	qp->sq_head++;
+	mw->rkey = w->bind.new_rkey;
+	if (st == XR_QPS_ERR)
+		xr_qp_flush(qp);
+	return 0;
 }
 
 int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad)

@@ -11,34 +11,14 @@
 
 static uint8_t request_opcode(const struct xr_swqe *w, uint32_t pkt)
 {
+	const struct xr_wr_info *wi = xr_wr(w->opcode);
 	bool first = pkt == 0, last = pkt + 1 == w->npkts;
-	bool imm = w->opcode == XR_WR_SEND_WITH_IMM || w->opcode == XR_WR_RDMA_WRITE_WITH_IMM;
-	/* FIRST, MIDDLE, LAST, LAST_IMM, ONLY, ONLY_IMM are consecutive for both. */
-	uint8_t base = (w->opcode == XR_WR_SEND || w->opcode == XR_WR_SEND_WITH_IMM)
-			   ? XR_OP_RC_SEND_FIRST
-			   : XR_OP_RC_WRITE_FIRST;
 
-	switch (w->opcode) {
-	case XR_WR_RDMA_READ:
-		return XR_OP_RC_READ_REQUEST;
-	case XR_WR_ATOMIC_CMP_AND_SWP:
-		return XR_OP_RC_CMP_SWAP;
-	case XR_WR_ATOMIC_FETCH_AND_ADD:
-		return XR_OP_RC_FETCH_ADD;
-	case XR_WR_MASKED_ATOMIC_CMP_AND_SWP:
-		return XR_OP_RC_MASKED_CMP_SWAP;
-	case XR_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		return XR_OP_RC_MASKED_FETCH_ADD;
-	default:
-		break;
-	}
 	if (first && last)
-		return base + (imm ? 5 : 4);
+		return wi->op_only;
 	if (first)
-		return base;
-	if (last)
-		return base + (imm ? 3 : 2);
-	return base + 1;
+		return wi->op_first;
+	return last ? wi->op_last : wi->op_middle;
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -99,7 +79,7 @@ static bool ack_due(const struct xr_qp_impl *qp, uint32_t psn, bool last)
 static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 {
 	uint32_t off = pkt * qp->mtu;
-	bool is_read = w->opcode == XR_WR_RDMA_READ;
+	bool is_read = xr_wr(w->opcode)->flags & XR_WRF_READ;
 	uint32_t len = w->length - off < qp->mtu ? w->length - off : qp->mtu;
 	bool last = is_read || pkt + 1 == w->npkts;
 	struct xr_bth_fields bth = {
@@ -142,14 +122,21 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 	}
 	if (oi->flags & XR_OPF_IMMDT)
 		memcpy(out.bth + xr_immdt_off(oi->flags), &w->imm_be, 4);
+	if (oi->flags & XR_OPF_IETH)
+		put32(out.bth + xr_ieth_off(oi->flags), w->invalidate_rkey);
 	if (len) {
 		if (w->is_inline)
 			memcpy(out.payload, w->inline_data + off, len);
 		else
-			xr_sgl_copy_out(w->sge, w->num_sge, off, out.payload, len);
+			xr_sgl_copy_out(qp->core, w->sge, w->num_sge, off, out.payload, len);
 	}
 	xr_core_frame_send(qp->core, qp, &out);
 	return true;
+}
+
+static bool is_read_wqe(const struct xr_swqe *w)
+{
+	return xr_wr(w->opcode)->flags & XR_WRF_READ;
 }
 
 /* Whether w may start now: initiator depth, and fences behind READs/atomics. */
@@ -164,6 +151,39 @@ static bool may_start(const struct xr_qp_impl *qp, const struct xr_swqe *w)
 	return true;
 }
 
+/* Whether every WQE before tx_idx has completed: a local operation waits for that. */
+static bool earlier_done(struct xr_qp_impl *qp)
+{
+	for (uint32_t i = qp->sq_tail; i != qp->tx_idx; i++)
+		if (xr_sq_at(qp, i)->state != XR_SWQE_DONE)
+			return false;
+	return true;
+}
+
+/*
+ * Runs the local operation w at tx_idx once everything before it completed,
+ * so that it never overtakes an earlier use of the key it changes (a
+ * retransmission reads its gather list again); later WQEs wait behind it.
+ * Returns false when w must wait or failed (then the QP is in ERR).
+ */
+static bool run_local(struct xr_qp_impl *qp, struct xr_swqe *w)
+{
+	enum xr_wc_status st;
+
+	if (!earlier_done(qp))
+		return false;
+	st = xr_core_exec_local(qp, w);
+	xr_swqe_complete(w, st);
+	qp->tx_idx++;
+	qp->tx_pkt = 0;
+	xr_qp_retire_sends(qp);
+	if (st != XR_WC_SUCCESS) {
+		xr_qp_to_error(qp);
+		return false;
+	}
+	return true;
+}
+
 int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 {
 	int sent = 0;
@@ -173,6 +193,11 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 	while (qp->tx_idx != qp->sq_head) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 
+		if (xr_wr(w->opcode)->flags & XR_WRF_LOCAL) {
+			if (!run_local(qp, w))
+				break;
+			continue;
+		}
 		if (!w->psn_assigned) {
 			enum xr_wc_status st;
 
@@ -204,7 +229,7 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 		sent++;
 		if (!qp->retry_deadline)
 			qp->retry_deadline = now + xr_qp_ack_timeout_ns(qp);
-		if (w->opcode == XR_WR_RDMA_READ) {
+		if (is_read_wqe(w)) {
 			/* One request covers every response PSN left in the READ. */
 			qp->tx_psn = xr_psn_add(w->last_psn, 1);
 			qp->tx_pkt = w->npkts;
@@ -231,10 +256,11 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct xr_swqe *w = xr_sq_at(qp, i);
 
-		if (!w->psn_assigned)
-			break;
+		/* Done local operations have no PSNs: step over them. */
 		if (w->state == XR_SWQE_DONE)
 			continue;
+		if (!w->psn_assigned)
+			break;
 		if (xr_psn_diff(psn, w->first_psn) >= 0 && xr_psn_diff(psn, w->last_psn) <= 0) {
 			qp->tx_idx = i;
 			qp->tx_pkt = xr_psn_diff(psn, w->first_psn);

@@ -82,6 +82,9 @@ static void complete_recv(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum 
 	if (pkt->opflags & XR_OPF_IMMDT) {
 		wc.imm_data = pkt->imm_be;
 		wc.wc_flags |= XR_WC_WITH_IMM;
+	} else if (pkt->opflags & XR_OPF_IETH) {
+		wc.invalidated_rkey = pkt->ieth_rkey;
+		wc.wc_flags |= XR_WC_WITH_INV;
 	}
 	xr_cq_push(qp->rcq, &wc, pkt->se);
 	qp->rq_tail++;
@@ -133,7 +136,16 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		fatal(qp, pkt, XR_NAK_REMOTE_OP_ERR, XR_WC_LOC_PROT_ERR);
 		return false;
 	}
-	xr_sgl_copy_in(r->sge, r->num_sge, qp->recv_off, pkt->payload, pkt->payload_len);
+	/*
+	 * SEND with invalidate: a key that may not be invalidated through this
+	 * QP fails the message at both ends, as rxe does (the receive with
+	 * REM_INV_REQ_ERR; the sender by an invalid request NAK).
+	 */
+	if ((f & XR_OPF_IETH) && xr_core_invalidate_key(qp, pkt->ieth_rkey)) {
+		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_REM_INV_REQ_ERR);
+		return false;
+	}
+	xr_sgl_copy_in(qp->core, r->sge, r->num_sge, qp->recv_off, pkt->payload, pkt->payload_len);
 	qp->recv_off += pkt->payload_len;
 	if (f & XR_OPF_LAST) {
 		complete_recv(qp, pkt, XR_WC_RECV, qp->recv_off);
@@ -142,36 +154,18 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	return true;
 }
 
-/* The MR behind a remote access, or NULL: rkey, PD, QP and MR rights, bounds. */
-static struct xr_mr *check_remote(struct xr_qp_impl *qp, uint32_t rkey, uint64_t va, uint64_t len,
-				  int access)
-{
-	struct xr_mr *mr;
-	uint64_t start;
-
-	if (!(qp->access & access))
-		return NULL;
-	mr = xr_core_mr_lookup(qp->core, rkey);
-	if (!mr || mr->pd != qp->pub.pd || !(mr->access & access))
-		return NULL;
-	start = (uintptr_t)mr->addr;
-	if (va < start || len > mr->length || va - start > mr->length - len)
-		return NULL;
-	return mr;
-}
-
 static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 {
 	uint32_t f = pkt->opflags;
+	struct xr_mr_impl *mr = NULL;
 
 	if (f & XR_OPF_FIRST) {
 		if (qp->write_active || qp->recv_active) {
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
-		if (!check_remote(qp, pkt->reth_rkey, pkt->reth_va, pkt->reth_len,
-				  XR_ACCESS_REMOTE_WRITE) &&
-		    pkt->reth_len) {
+		if (pkt->reth_len && !xr_core_resolve_rkey(qp, pkt->reth_rkey, pkt->reth_va,
+							   pkt->reth_len, XR_ACCESS_REMOTE_WRITE)) {
 			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
 			return false;
 		}
@@ -197,13 +191,16 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 		return false;
 	}
-	if (pkt->payload_len && !check_remote(qp, qp->write_rkey, qp->write_va, pkt->payload_len,
-					      XR_ACCESS_REMOTE_WRITE)) {
-		fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
-		return false;
+	/* Again for every packet: the key may have been invalidated or rebound since. */
+	if (pkt->payload_len) {
+		mr = xr_core_resolve_rkey(qp, qp->write_rkey, qp->write_va, pkt->payload_len,
+					  XR_ACCESS_REMOTE_WRITE);
+		if (!mr) {
+			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
+			return false;
+		}
+		xr_mr_copy_in(mr, qp->write_va, pkt->payload, pkt->payload_len);
 	}
-	if (pkt->payload_len)
-		memcpy((void *)(uintptr_t)qp->write_va, pkt->payload, pkt->payload_len);
 	qp->write_va += pkt->payload_len;
 	qp->write_left -= pkt->payload_len;
 	if (f & XR_OPF_LAST) {
@@ -229,7 +226,7 @@ static struct xr_rd_resource *new_resource(struct xr_qp_impl *qp)
 static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 {
 	struct xr_rd_resource *res;
-	struct xr_mr *mr;
+	struct xr_mr_impl *mr;
 
 	if (qp->recv_active || qp->write_active) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
@@ -240,8 +237,8 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
-		if (pkt->reth_len && !check_remote(qp, pkt->reth_rkey, pkt->reth_va, pkt->reth_len,
-						   XR_ACCESS_REMOTE_READ)) {
+		if (pkt->reth_len && !xr_core_resolve_rkey(qp, pkt->reth_rkey, pkt->reth_va,
+							   pkt->reth_len, XR_ACCESS_REMOTE_READ)) {
 			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
 			return false;
 		}
@@ -262,14 +259,15 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
-		mr = check_remote(qp, pkt->atm_rkey, pkt->atm_va, 8, XR_ACCESS_REMOTE_ATOMIC);
+		mr = xr_core_resolve_rkey(qp, pkt->atm_rkey, pkt->atm_va, 8,
+					  XR_ACCESS_REMOTE_ATOMIC);
 		if (!mr) {
 			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
 			return false;
 		}
 		res = new_resource(qp);
 		res->atomic = true;
-		res->orig = xr_atomic_execute((uint64_t *)(uintptr_t)pkt->atm_va, pkt);
+		res->orig = xr_atomic_execute(xr_mr_u64(mr, pkt->atm_va), pkt);
 		res->first_psn = res->last_psn = pkt->psn;
 	}
 	res->next_psn = res->first_psn;
@@ -288,6 +286,7 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 	uint32_t npkts = (uint32_t)xr_psn_diff(res->last_psn, res->first_psn) + 1;
 	uint32_t off = n * qp->mtu, len = 0;
 	struct xr_bth_fields bth = {.dqpn = qp->dest_qpn, .psn = res->next_psn};
+	struct xr_mr_impl *mr = NULL;
 	struct xr_pkt_out out;
 	uint8_t *aeth;
 
@@ -304,8 +303,9 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 		else
 			bth.opcode = XR_OP_RC_READ_RESPONSE_MIDDLE;
 	}
-	if (len && !check_remote(qp, res->rkey, res->va + off, len, XR_ACCESS_REMOTE_READ)) {
-		/* The MR went away after the READ was accepted: nothing is read from it. */
+	if (len && !(mr = xr_core_resolve_rkey(qp, res->rkey, res->va + off, len,
+					       XR_ACCESS_REMOTE_READ))) {
+		/* The key went away after the READ was accepted: nothing is read through it. */
 		res->valid = false;
 		send_nak(qp, XR_NAK_REMOTE_ACCESS_ERR, res->next_psn);
 		xr_qp_to_error(qp);
@@ -322,7 +322,7 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 		put32(h, (uint32_t)(res->orig >> 32));
 		put32(h + 4, (uint32_t)res->orig);
 	} else if (len) {
-		memcpy(out.payload, (const void *)(uintptr_t)(res->va + off), len);
+		xr_mr_copy_out(mr, res->va + off, out.payload, len);
 	}
 	xr_core_frame_send(qp->core, qp, &out);
 	res->next_psn = xr_psn_add(res->next_psn, 1);
@@ -388,10 +388,6 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 		return;
 	}
 	qp->nak_sent = false;
-	if (pkt->opflags & XR_OPF_IETH) {
-		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
-		return;
-	}
 	if (pkt->opflags & (XR_OPF_READ | XR_OPF_ATOMIC)) {
 		if (!handle_read_atomic(qp, pkt))
 			return;
