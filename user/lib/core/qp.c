@@ -530,7 +530,8 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 			w->num_sge = 0;
 		} else {
 			w->num_sge = wr->num_sge;
-			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+			if (wr->num_sge)
+				memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
 		}
 		qp->sq_head++;
 	}
