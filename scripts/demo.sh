@@ -3,8 +3,11 @@
 # pair between them, and every operation once: SENDs (1 B to 1 MiB, with
 # immediate), RDMA WRITE (with immediate), READ, compare-and-swap,
 # fetch-and-add and the masked atomics, each verified by the side that can
-# see its result. Installs what is missing and builds first.
-# Needs root. Exits 0 when every operation succeeded.
+# see its result; then memory windows (bound, written inside and one byte
+# outside, invalidated, written again), over a second queue pair too, since
+# a refused access ends its pair. Installs what is missing and builds first
+# (into $BUILD, default build). Needs root. Exits 0 when every operation
+# succeeded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,9 +16,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 scripts/install-deps.sh
-make -s all
-
 export BUILD=${BUILD:-build}
+make -s BUILD="$BUILD" all
+
 demo=$BUILD/xroce-demo
 source scripts/netns.sh
 
