@@ -221,6 +221,9 @@ done
 
 # perftest (ib_*_bw, ib_*_lat) against xroce-perf on the same guest; adds to the counts.
 source tests/interop/perftest.sh
+# Memory windows (type 1 and 2), fast registration, LOCAL_INV and SEND with
+# invalidate, both ways, against rxe_mw_peer in the same guest; adds to the counts.
+source tests/interop/mw.sh
 
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed"

@@ -138,8 +138,9 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	}
 	/*
 	 * SEND with invalidate: a key that may not be invalidated through this
-	 * QP fails the message at both ends, as rxe does (the receive with
-	 * REM_INV_REQ_ERR; the sender by an invalid request NAK).
+	 * QP fails the message at both ends: the receive with REM_INV_REQ_ERR
+	 * (as rxe), the sender by an invalid request NAK (rxe 6.1 ACKs instead,
+	 * leaving its sender unaware; tests/interop/mw.sh records both).
 	 */
 	if ((f & XR_OPF_IETH) && xr_core_invalidate_key(qp, pkt->ieth_rkey)) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_REM_INV_REQ_ERR);
