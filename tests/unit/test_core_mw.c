@@ -562,6 +562,8 @@ static void frmr_free(struct frmr *f)
 	free(f->pages[1]);
 }
 
+static uint8_t *refused_map_pages;
+
 static void test_fast_registration(void)
 {
 	struct h_pair p;
@@ -587,6 +589,18 @@ static void test_fast_registration(void)
 	CHECK(frmr_map(&f) == 2, "map two pages");
 	CHECK(f.mr->addr == (void *)(uintptr_t)FRMR_IOVA && f.mr->length == 2 * PAGE,
 	      "the MR's address is the iova");
+	/* A refused map after it leaves it alone: the WRITE below lands in f's pages. */
+	{
+		uint8_t *other = aligned_alloc(PAGE, 2 * PAGE);
+		struct xr_sge sg[2] = {{.addr = (uintptr_t)other, .length = PAGE},
+				       {.addr = (uintptr_t)other + PAGE + 8, .length = 8}};
+
+		memset(other, FILL, 2 * PAGE);
+		CHECK(xr_core_map_mr_sg(f.mr, sg, 2, NULL, PAGE) == -EINVAL, "a refused map");
+		CHECK(f.mr->addr == (void *)(uintptr_t)FRMR_IOVA && f.mr->length == 2 * PAGE,
+		      "the refused map changed the MR's address or length");
+		refused_map_pages = other;
+	}
 	/* Not registered yet: its key reaches nothing. */
 	local = h_buf(&p, REQ, 2 * PAGE, XR_ACCESS_LOCAL_WRITE, 0);
 	old = f.mr->rkey;
@@ -607,6 +621,9 @@ static void test_fast_registration(void)
 	CHECK(h_first_not(f.pages[0], PAGE - 500, FILL) < 0 &&
 		  h_first_not(f.pages[1] + 500, PAGE - 500, FILL) < 0,
 	      "nothing else written");
+	CHECK(h_first_not(refused_map_pages, 2 * PAGE, FILL) < 0,
+	      "nothing written where only the refused map pointed");
+	free(refused_map_pages);
 	memset(local->base, 0, 2 * PAGE);
 	CHECK(post_remote(&p, 2, XR_WR_RDMA_READ, local, FRMR_IOVA + PAGE - 500, f.mr->rkey,
 			  1000) == 0,

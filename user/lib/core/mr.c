@@ -180,25 +180,31 @@ int xr_core_map_mr_sg(struct xr_mr *pub, const struct xr_sge *sg, int sg_nents,
 		shift++;
 	if ((1ull << shift) != page_size || shift < MIN_PAGE_SHIFT || shift > MAX_PAGE_SHIFT)
 		return -EINVAL;
-	/* Pages are whole between ranges: only the ends may be partial. */
+	/*
+	 * Everything is checked before the map changes: a refused call leaves
+	 * what the next REG_MR takes as it was. Pages are whole between ranges:
+	 * only the ends may be partial.
+	 */
 	for (int i = 0; i < sg_nents; i++) {
-		uint64_t start = sg[i].addr, end = start + sg[i].length;
+		uint64_t start = sg[i].addr, end = start + sg[i].length, pages;
 
 		if (!sg[i].length || end < start || (i > 0 && (start & mask)) ||
 		    (i + 1 < sg_nents && (end & mask)))
 			return -EINVAL;
+		pages = (((end + mask) & ~mask) - (start & ~mask)) >> shift;
 		total += sg[i].length;
-		for (uint64_t page = start & ~mask; page < end; page += page_size) {
-			if (npages == mr->max_pages)
-				return -EINVAL;
-			m->pages[npages++] = page;
-		}
+		if (pages > mr->max_pages - npages || total > UINT32_MAX)
+			return -EINVAL;
+		npages += (uint32_t)pages;
 	}
-	if (total > UINT32_MAX)
-		return -EINVAL;
 	/* An aligned atomic must stay aligned and inside one page once translated. */
 	if (iova && (*iova & mask) != (sg[0].addr & mask))
 		return -EINVAL;
+	npages = 0;
+	for (int i = 0; i < sg_nents; i++)
+		for (uint64_t page = sg[i].addr & ~mask; page < sg[i].addr + sg[i].length;
+		     page += page_size)
+			m->pages[npages++] = page;
 	m->npages = npages;
 	m->page_shift = shift;
 	m->page_off = (uint32_t)(sg[0].addr & mask);
