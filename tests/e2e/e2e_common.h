@@ -386,6 +386,15 @@ struct e2e_case {
 	uint32_t size;
 	uint32_t seed;
 	int param; /* the test's own, e.g. which error case */
+	/*
+	 * How many lockstep rounds (prepare, act, check, verdicts) the case
+	 * takes; 0 is one. A case whose steps alternate between the sides
+	 * (the server changes something, the client acts, and again) runs
+	 * one round per step; the rounds stop at the first round that failed
+	 * on either side.
+	 */
+	int rounds;
+	int round; /* the round the callbacks are called for, from 0 (set by the driver) */
 };
 
 struct e2e_case_ops {
@@ -567,18 +576,20 @@ static inline int e2e_exchange_hellos(const struct e2e_driver *d, struct e2e_ctx
 }
 
 /*
- * Runs case idx on this side: the server prepares and says "ready", the
- * client acts, the server checks, and the verdicts are exchanged. Returns
- * the verdict of both sides, or -1 when the peer cannot be reached.
+ * One round of case idx on this side: the server prepares and says
+ * "ready", the client acts, the server checks, and the verdicts are
+ * exchanged. What failed is in *r, the peer's verdict in *peer_ok; returns
+ * 0, or a negative errno when the peer cannot be reached.
  */
-static inline int e2e_run_case(const struct e2e_driver *d, struct e2e_ctx *c,
-			       const struct e2e_args *a, int fd, const struct e2e_case *tc, int idx)
+static inline int e2e_run_round(const struct e2e_driver *d, struct e2e_ctx *c,
+				const struct e2e_args *a, int fd, const struct e2e_case *tc,
+				int idx, struct report *rep, bool *peer_ok)
 {
 	const struct e2e_case_ops *ops = &d->ops[tc->kind];
 	enum e2e_sync_kind server_verdict =
 	    d->check_after_act ? E2E_SYNC_LATE_VERDICT : E2E_SYNC_VERDICT;
 	struct e2e_sync mine = {0}, peer = {0};
-	struct report r = {0};
+	struct report r = *rep;
 	int ret;
 
 	if (a->is_server) {
@@ -608,15 +619,49 @@ static inline int e2e_run_case(const struct e2e_driver *d, struct e2e_ctx *c,
 		if (!ret)
 			ret = e2e_recv_sync(d, fd, server_verdict, idx, &peer);
 	}
+	*rep = r;
+	*peer_ok = peer.ok;
+	return ret;
+}
+
+/*
+ * Runs case idx on this side, round after round (e2e_case.rounds) until one
+ * fails on either side, and prints its line (each passed round but the last
+ * one too, marked ".."). Returns the verdict of both sides, or -1 when the
+ * peer cannot be reached.
+ */
+static inline int e2e_run_case(const struct e2e_driver *d, struct e2e_ctx *c,
+			       const struct e2e_args *a, int fd, const struct e2e_case *tc, int idx)
+{
+	int rounds = tc->rounds > 1 ? tc->rounds : 1, k;
+	struct e2e_case step = *tc;
+	struct report r = {0};
+	bool peer_ok = true;
+	char round[48] = "";
+	int ret = 0;
+
+	for (k = 0; k < rounds && !r.failed && peer_ok && !ret; k++) {
+		step.round = k;
+		ret = e2e_run_round(d, c, a, fd, &step, idx, &r, &peer_ok);
+		/* A round that passed, before the last: a line of its own, then the case's. */
+		if (!ret && !r.failed && peer_ok && k + 1 < rounds)
+			printf("[%s] %-4s %-*s %s: round %d of %d: %s\n", a->role, "..",
+			       d->name_width, tc->name,
+			       a->is_server ? d->server_part : d->client_part, k + 1, rounds,
+			       r.detail);
+	}
 	if (ret) {
 		fprintf(stderr, "%s: %s: lost the peer during case \"%s\": %s\n", d->prog, a->role,
 			tc->name, oob_error(ret));
 		return -1;
 	}
-	printf("[%s] %-4s %-*s %s: %s; peer %s\n", a->role, r.failed ? "FAIL" : "ok", d->name_width,
-	       tc->name, a->is_server ? d->server_part : d->client_part, r.detail,
-	       peer.ok ? "ok" : "FAIL");
-	return !r.failed && peer.ok;
+	/* Which round stopped a case of several. */
+	if (rounds > 1 && (r.failed || !peer_ok))
+		snprintf(round, sizeof(round), "round %d of %d: ", k, rounds);
+	printf("[%s] %-4s %-*s %s: %s%s; peer %s\n", a->role, r.failed ? "FAIL" : "ok",
+	       d->name_width, tc->name, a->is_server ? d->server_part : d->client_part, round,
+	       r.detail, peer_ok ? "ok" : "FAIL");
+	return !r.failed && peer_ok;
 }
 
 /*

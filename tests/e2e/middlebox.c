@@ -18,6 +18,20 @@
  *   --delay-us US        delay every RoCE frame by US microseconds (FIFO)
  *   --corrupt PCT        flip one random bit after the UDP header (the ICRC fails)
  *   --drop-atomic-ack N  drop the Nth atomic ACK (1-based; repeatable)
+ *   --drop-write N       drop the Nth RC RDMA WRITE request frame (opcodes 0x06-0x0b,
+ *                        counted from 1 as they arrive, retransmissions included;
+ *                        repeatable): loses one chosen packet of one WRITE
+ *   --late-write N       pass the Nth RC RDMA WRITE request frame (counted as for
+ *                        --drop-write; repeatable) and send a copy of it again
+ *                        --late-write-us US (default 300000) later: a duplicate that
+ *                        arrives long after the original
+ *   --late-write-us US   see --late-write
+ *   --drop-read-response N  drop the Nth RC READ response frame (opcodes 0x0d-0x10,
+ *                        counted as for --drop-write; repeatable)
+ *   --drop-ack N         drop the Nth plain ACK (opcode 0x11 with an ACK syndrome, not
+ *                        a NAK or an RNR NAK; counted as for --drop-write; repeatable)
+ * (--drop-write, --late-write, --drop-read-response and --drop-ack pick frames
+ * by their number alone, for tests whose traffic is known frame by frame.)
  *
  *   --seed N             generator seed (default 1)
  *   --max-seconds S      exit after S seconds (default 300)
@@ -32,6 +46,10 @@
  *
  *   dir a2b frames N roce N dropped N ...
  *   qp b2a 0x000012 requests N retransmits N first_psn_sends N acks N ...
+ *
+ * The dir lines end with what the picks counted and did: writes,
+ * writes_dropped, writes_late, read_responses, read_responses_dropped,
+ * plain_acks, plain_acks_dropped.
  *
  * xroce's XDP program on an endpoint answers some frames with XDP_TX; a veth
  * only delivers those when its peer (our interface) has NAPI enabled, which an
@@ -72,8 +90,14 @@
 #define HOLD_MAX_NS 2000000ll
 #define MAX_QPS 1024
 #define MAX_ATOMIC_ACK_DROPS 16
+#define MAX_PICKS 16
+#define LATE_WRITE_US_DEFAULT 300000
 
 #define BTH_SIZE 12
+#define OP_WRITE_FIRST 0x06
+#define OP_WRITE_ONLY_IMM 0x0b
+#define OP_READ_RESPONSE_FIRST 0x0d
+#define OP_READ_RESPONSE_ONLY 0x10
 #define OP_ACK 0x11
 #define OP_ATOMIC_ACK 0x12
 #define AETH_TYPE_MASK 0xe0
@@ -90,12 +114,21 @@ struct impairment {
 	unsigned int delay_us;
 	unsigned int n_ack_drops;
 	uint64_t ack_drops[MAX_ATOMIC_ACK_DROPS];
+	/* Which WRITE request frames to drop, or to send again late_write_us later. */
+	unsigned int n_write_drops, n_late_writes;
+	uint64_t write_drops[MAX_PICKS], late_writes[MAX_PICKS];
+	unsigned int late_write_us;
+	/* Which READ response frames and which plain ACKs to drop. */
+	unsigned int n_read_response_drops, n_plain_ack_drops;
+	uint64_t read_response_drops[MAX_PICKS], plain_ack_drops[MAX_PICKS];
 };
 
 struct dir_counters {
 	uint64_t frames, roce, dropped, duplicated, reordered, delayed, corrupted;
 	uint64_t atomic_acks_dropped, send_errors, oversize;
 	uint64_t requests, retransmits, acks, naks, rnr_naks, atomic_acks;
+	uint64_t writes, writes_dropped, writes_late;
+	uint64_t read_responses, read_responses_dropped, plain_acks, plain_acks_dropped;
 };
 
 /* What one direction carried to one destination QP, as the sender sent it. */
@@ -296,7 +329,9 @@ static void output(struct direction *d, const struct frame *f, int64_t now)
 	d->c.delayed++;
 }
 
-static bool hold(struct direction *d, const struct frame *f, int64_t now)
+/* Holds a copy of f until frames_left more frames went out or the deadline passed. */
+static bool hold_until(struct direction *d, const struct frame *f, unsigned int frames_left,
+		       int64_t deadline_ns)
 {
 	for (int i = 0; i < HOLD_SLOTS; i++) {
 		struct held *h = &d->held[i];
@@ -304,13 +339,18 @@ static bool hold(struct direction *d, const struct frame *f, int64_t now)
 		if (h->used)
 			continue;
 		h->used = true;
-		h->frames_left = d->imp.reorder_gap;
-		h->deadline_ns = now + HOLD_MAX_NS;
+		h->frames_left = frames_left;
+		h->deadline_ns = deadline_ns;
 		h->f.len = f->len;
 		memcpy(h->f.data, f->data, f->len);
 		return true;
 	}
 	return false;
+}
+
+static bool hold(struct direction *d, const struct frame *f, int64_t now)
+{
+	return hold_until(d, f, d->imp.reorder_gap, now + HOLD_MAX_NS);
 }
 
 /* One frame of the direction went out: held frames move one step closer. */
@@ -370,6 +410,60 @@ static bool drop_this_atomic_ack(struct direction *d)
 	return false;
 }
 
+static bool picked(const uint64_t *list, unsigned int n, uint64_t value)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (list[i] == value)
+			return true;
+	return false;
+}
+
+/*
+ * The --drop-write and --late-write picks: true when f, the WRITE request
+ * frame counted now, is dropped. A late copy is held (as a reordered frame
+ * is, but only its deadline releases it) and the frame itself goes on.
+ */
+static bool pick_write(struct direction *d, const struct frame *f, size_t bth, int64_t now)
+{
+	d->c.writes++;
+	if (picked(d->imp.write_drops, d->imp.n_write_drops, d->c.writes)) {
+		d->c.writes_dropped++;
+		log_action(d, "drop-write", f->data + bth);
+		return true;
+	}
+	if (picked(d->imp.late_writes, d->imp.n_late_writes, d->c.writes) &&
+	    hold_until(d, f, UINT32_MAX, now + (int64_t)d->imp.late_write_us * 1000)) {
+		d->c.writes_late++;
+		log_action(d, "late-write", f->data + bth);
+	}
+	return false;
+}
+
+/* The --drop-read-response and --drop-ack picks: true when f is dropped. */
+static bool pick_response(struct direction *d, const struct frame *f, size_t bth)
+{
+	uint8_t opcode = f->data[bth];
+
+	if (opcode >= OP_READ_RESPONSE_FIRST && opcode <= OP_READ_RESPONSE_ONLY) {
+		d->c.read_responses++;
+		if (!picked(d->imp.read_response_drops, d->imp.n_read_response_drops,
+			    d->c.read_responses))
+			return false;
+		d->c.read_responses_dropped++;
+		log_action(d, "drop-read-response", f->data + bth);
+		return true;
+	}
+	if (opcode != OP_ACK || f->len - bth < BTH_SIZE + 4 ||
+	    (f->data[bth + BTH_SIZE] & AETH_TYPE_MASK))
+		return false;
+	d->c.plain_acks++;
+	if (!picked(d->imp.plain_ack_drops, d->imp.n_plain_ack_drops, d->c.plain_acks))
+		return false;
+	d->c.plain_acks_dropped++;
+	log_action(d, "drop-ack", f->data + bth);
+	return true;
+}
+
 static void process(struct direction *d, struct frame *f, int64_t now)
 {
 	size_t bth = roce_offset(f->data, f->len);
@@ -387,6 +481,11 @@ static void process(struct direction *d, struct frame *f, int64_t now)
 		log_action(d, "drop-atomic-ack", f->data + bth);
 		return;
 	}
+	if (f->data[bth] >= OP_WRITE_FIRST && f->data[bth] <= OP_WRITE_ONLY_IMM &&
+	    pick_write(d, f, bth, now))
+		return;
+	if (pick_response(d, f, bth))
+		return;
 	if (chance(d, d->imp.loss)) {
 		d->c.dropped++;
 		log_action(d, "drop", f->data + bth);
@@ -484,11 +583,16 @@ static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
 		       " corrupted %" PRIu64 " atomic_acks_dropped %" PRIu64 " requests %" PRIu64
 		       " retransmits %" PRIu64 " acks %" PRIu64 " naks %" PRIu64
 		       " rnr_naks %" PRIu64 " atomic_acks %" PRIu64 " send_errors %" PRIu64
-		       " oversize %" PRIu64 " socket_drops %u\n",
+		       " oversize %" PRIu64 " socket_drops %u writes %" PRIu64
+		       " writes_dropped %" PRIu64 " writes_late %" PRIu64 " read_responses %" PRIu64
+		       " read_responses_dropped %" PRIu64 " plain_acks %" PRIu64
+		       " plain_acks_dropped %" PRIu64 "\n",
 		       dir_names[i], c->frames, c->roce, c->dropped, c->duplicated, c->reordered,
 		       c->delayed, c->corrupted, c->atomic_acks_dropped, c->requests,
 		       c->retransmits, c->acks, c->naks, c->rnr_naks, c->atomic_acks,
-		       c->send_errors, c->oversize, st.tp_drops);
+		       c->send_errors, c->oversize, st.tp_drops, c->writes, c->writes_dropped,
+		       c->writes_late, c->read_responses, c->read_responses_dropped, c->plain_acks,
+		       c->plain_acks_dropped);
 	}
 	for (int i = 0; i < NDIRS; i++)
 		for (unsigned int k = 0; k < dirs[i].n_qps; k++) {
@@ -510,6 +614,8 @@ static void usage(void)
 		" IF_A IF_B [--seed N] [--max-seconds S] [--no-xdp-pass] [--verbose]\n"
 		"       [[a2b-|b2a-]--loss PCT] [--dup PCT] [--reorder PCT] [--reorder-gap N]\n"
 		"       [--delay-us US] [--corrupt PCT] [--drop-atomic-ack N]...\n"
+		"       [--drop-write N]... [--late-write N]... [--late-write-us US]\n"
+		"       [--drop-read-response N]... [--drop-ack N]...\n"
 		"       (a2b-/b2a- after the dashes, e.g. --b2a-loss 5, limits to one "
 		"direction)\n");
 }
@@ -551,6 +657,20 @@ static bool parse_impairment(const char *opt, const char *value)
 		else if (!strcmp(opt, "drop-atomic-ack") && parse_number(value, 1e12, &v) &&
 			 v >= 1 && imp->n_ack_drops < MAX_ATOMIC_ACK_DROPS)
 			imp->ack_drops[imp->n_ack_drops++] = (uint64_t)v;
+		else if (!strcmp(opt, "drop-write") && parse_number(value, 1e12, &v) && v >= 1 &&
+			 imp->n_write_drops < MAX_PICKS)
+			imp->write_drops[imp->n_write_drops++] = (uint64_t)v;
+		else if (!strcmp(opt, "late-write") && parse_number(value, 1e12, &v) && v >= 1 &&
+			 imp->n_late_writes < MAX_PICKS)
+			imp->late_writes[imp->n_late_writes++] = (uint64_t)v;
+		else if (!strcmp(opt, "late-write-us") && parse_number(value, 1e7, &v))
+			imp->late_write_us = (unsigned int)v;
+		else if (!strcmp(opt, "drop-read-response") && parse_number(value, 1e12, &v) &&
+			 v >= 1 && imp->n_read_response_drops < MAX_PICKS)
+			imp->read_response_drops[imp->n_read_response_drops++] = (uint64_t)v;
+		else if (!strcmp(opt, "drop-ack") && parse_number(value, 1e12, &v) && v >= 1 &&
+			 imp->n_plain_ack_drops < MAX_PICKS)
+			imp->plain_ack_drops[imp->n_plain_ack_drops++] = (uint64_t)v;
 		else
 			return false;
 	}
@@ -594,8 +714,10 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	for (int i = 0; i < NDIRS; i++)
+	for (int i = 0; i < NDIRS; i++) {
 		dirs[i].imp.reorder_gap = 3;
+		dirs[i].imp.late_write_us = LATE_WRITE_US_DEFAULT;
+	}
 	for (int i = 3; i < argc; i++) {
 		const char *opt = argv[i];
 
