@@ -202,7 +202,10 @@ struct xr_qp;
  * rkey becomes xr_inc_rkey(mw->rkey) at once, the bind completes on qp's send
  * CQ (XR_WC_BIND_MW, or XR_WC_MW_BIND_ERR and the QP in ERR when a rule is
  * broken: the MR lacks XR_ACCESS_MW_BIND, the window leaves the MR, remote
- * write or atomic without the MR's local write).
+ * write or atomic without the MR's local write). As in libibverbs, mw->rkey
+ * moves when the bind is posted, also when it then fails; after a failed
+ * bind the window keeps its old key and binding (and the QP is in ERR).
+ * Posting XR_WR_BIND_MW sets mw->rkey to wr->bind_mw.rkey the same way.
  */
 int xr_bind_mw(struct xr_qp *qp, struct xr_mw *mw, struct xr_mw_bind *mw_bind);
 
