@@ -32,6 +32,10 @@ e2e_attach_both
 # run_gone HOW: the server in B connects, then goes away HOW (kill | detach).
 run_gone() {
 	local how=$1 client_status=0
+	# The previous run's server log must not answer the wait below (the new
+	# server truncates it only once it is started), or the new server is
+	# signalled before it connected.
+	rm -f "$logdir/server.log" "$logdir/client.log"
 	mb_start
 	# No timeout(1) in between: the signals must reach the server itself, whose
 	# own waits are bounded.

@@ -92,18 +92,45 @@ int xr_get_cq_event(struct xr_comp_channel *channel, struct xr_cq **cq, void **c
 
 	if (!channel || !cq)
 		return -(errno = EINVAL);
-	if (read(channel->fd, &v, sizeof(v)) != sizeof(v))
-		return -errno;
-	pthread_mutex_lock(&channel->device->lock);
-	c = ch->head;
-	ch->head = c->next_event;
-	if (!ch->head)
-		ch->tail = NULL;
-	pthread_mutex_unlock(&channel->device->lock);
+	/*
+	 * A count may stand for an event of a CQ destroyed since it fired (its
+	 * events left the queue with it): read on, for a live one or -EAGAIN.
+	 */
+	for (;;) {
+		if (read(channel->fd, &v, sizeof(v)) != sizeof(v))
+			return -errno;
+		pthread_mutex_lock(&channel->device->lock);
+		c = ch->head;
+		if (c) {
+			ch->head = c->next_event;
+			if (!ch->head)
+				ch->tail = NULL;
+			c->events_got++;
+		}
+		pthread_mutex_unlock(&channel->device->lock);
+		if (c)
+			break;
+	}
 	*cq = &c->pub;
 	if (cq_context)
 		*cq_context = c->pub.cq_context;
 	return 0;
+}
+
+void xr_channel_forget(struct xr_comp_channel *channel, struct xr_cq_impl *cq)
+{
+	struct channel_impl *ch = (struct channel_impl *)channel;
+	struct xr_cq_impl **link = &ch->head;
+
+	ch->tail = NULL;
+	while (*link) {
+		if (*link == cq) {
+			*link = cq->next_event;
+			continue;
+		}
+		ch->tail = *link;
+		link = &(*link)->next_event;
+	}
 }
 
 void xr_ack_cq_events(struct xr_cq *cq, unsigned int nevents)

@@ -200,14 +200,18 @@ int xr_destroy_cq(struct xr_cq *cq)
 		return fail(-EINVAL);
 	dev = cq->device;
 	pthread_mutex_lock(&dev->lock);
-	if (cq_impl(cq)->events_acked != cq_impl(cq)->events_fired) {
-		err = -EBUSY; /* as verbs: every event must be acknowledged first */
+	if (cq_impl(cq)->events_acked != cq_impl(cq)->events_got || cq_impl(cq)->refs) {
+		/* As verbs: no QP uses it, every event taken was acknowledged. */
+		err = -EBUSY;
 	} else {
 		struct xr_comp_channel *ch = cq->channel;
 
-		err = xr_core_destroy_cq(cq_impl(cq));
-		if (!err && ch)
+		/* Events that fired and nobody took go with it, as in verbs. */
+		if (ch) {
+			xr_channel_forget(ch, cq_impl(cq));
 			ch->refcnt--;
+		}
+		err = xr_core_destroy_cq(cq_impl(cq));
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return err ? fail(err) : 0;

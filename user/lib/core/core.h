@@ -71,7 +71,8 @@ struct xr_cq_impl {
 	int armed;
 	struct xr_comp_channel *channel;
 	struct xr_cq_impl *next_event; /* in the channel's queue of fired CQs */
-	uint32_t events_fired, events_acked;
+	uint32_t events_fired, events_got,
+	    events_acked; /* fired, taken by xr_get_cq_event, acked */
 };
 
 enum xr_cq_arm {
@@ -427,6 +428,8 @@ bool xr_cq_full(const struct xr_cq_impl *cq);
 void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc, bool solicited);
 /* Delivers a completion event of an armed CQ to its channel (channel.c). */
 void xr_channel_notify(struct xr_comp_channel *channel, struct xr_cq_impl *cq);
+/* Removes the events of cq (being destroyed) that nobody took from the channel's queue. */
+void xr_channel_forget(struct xr_comp_channel *channel, struct xr_cq_impl *cq);
 
 /* ---- qp.c ---- */
 struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr,
