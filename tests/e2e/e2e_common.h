@@ -190,6 +190,42 @@ static inline bool e2e_parse_args(int argc, char **argv, struct e2e_args *a)
 	return argc == args && a->port > 0 && a->port <= 65535;
 }
 
+/* ---- QP state --------------------------------------------------------------- */
+
+/* How long a QP may take to change state: the engine moves it, not the caller. */
+#define E2E_STATE_CHANGE_TIMEOUT_MS 2000
+
+/* qp's state and receive PSN into *attr; false after reporting why not. */
+static inline bool e2e_query_state(struct xr_qp *qp, struct xr_qp_attr *attr, struct report *r)
+{
+	int ret = xr_query_qp(qp, attr, XR_QP_STATE | XR_QP_RQ_PSN, NULL);
+
+	if (ret)
+		report_fail(r, "xr_query_qp: %s", strerror(-ret));
+	return !ret;
+}
+
+/* Waits, bounded, for qp (whose: whose QP it is, for the report) to reach state. */
+static inline bool e2e_wait_qp_state(struct xr_qp *qp, enum xr_qp_state state, struct report *r,
+				     const char *whose)
+{
+	int64_t deadline = tool_now_ms() + E2E_STATE_CHANGE_TIMEOUT_MS;
+	struct xr_qp_attr attr;
+
+	for (;;) {
+		if (!e2e_query_state(qp, &attr, r))
+			return false;
+		if (attr.qp_state == state)
+			return true;
+		if (tool_now_ms() >= deadline)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	report_fail(r, "%s QP 0x%06x is in state %d, expected %d", whose, qp->qp_num, attr.qp_state,
+		    state);
+	return false;
+}
+
 /* ---- this side's device and QP pairs ----------------------------------------- */
 
 /* This side's device: what every QP is created and connected with. */

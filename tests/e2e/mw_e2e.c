@@ -48,7 +48,6 @@
 
 /* Bounds on every wait (the out-of-band ones are the driver's). */
 #define CASE_TIMEOUT_MS 10000
-#define STATE_CHANGE_TIMEOUT_MS 2000
 /* How long "nothing more arrives" is watched for. */
 #define QUIET_WAIT_MS 200
 #define ACK_TIMEOUT_CODE 14
@@ -417,36 +416,6 @@ static bool wait_wc(struct xr_cq *cq, uint64_t wr_id, enum xr_wc_status status,
 	return true;
 }
 
-static bool query_qp(struct xr_qp *qp, struct xr_qp_attr *attr, struct report *r)
-{
-	int ret = xr_query_qp(qp, attr, XR_QP_STATE | XR_QP_RQ_PSN, NULL);
-
-	if (ret)
-		report_fail(r, "xr_query_qp: %s", strerror(-ret));
-	return !ret;
-}
-
-/* Waits, bounded, for the QP to reach state (the engine moves it, not this thread). */
-static bool wait_qp_state(struct xr_qp *qp, enum xr_qp_state state, struct report *r,
-			  const char *whose)
-{
-	int64_t deadline = tool_now_ms() + STATE_CHANGE_TIMEOUT_MS;
-	struct xr_qp_attr attr;
-
-	for (;;) {
-		if (!query_qp(qp, &attr, r))
-			return false;
-		if (attr.qp_state == state)
-			return true;
-		if (tool_now_ms() >= deadline)
-			break;
-		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-	}
-	report_fail(r, "%s QP 0x%06x is in state %d, expected %d", whose, qp->qp_num, attr.qp_state,
-		    state);
-	return false;
-}
-
 /* Server: pairs first .. first + n - 1 of the case reached state, and say nothing more. */
 static bool pairs_in_state(struct e2e_ctx *c, const struct e2e_case *tc, int first, int n,
 			   enum xr_qp_state state, struct report *r)
@@ -454,7 +423,7 @@ static bool pairs_in_state(struct e2e_ctx *c, const struct e2e_case *tc, int fir
 	for (int k = first; k < first + n; k++) {
 		struct e2e_qp_end *end = pair(c, tc, k);
 
-		if (!wait_qp_state(end->qp, state, r, "target") ||
+		if (!e2e_wait_qp_state(end->qp, state, r, "target") ||
 		    !expect_quiet(end->recv_cq, 0, r, "target receive") ||
 		    !expect_quiet(end->send_cq, 0, r, "target send"))
 			return false;
@@ -580,7 +549,7 @@ static bool bind_type1(struct e2e_ctx *c, struct e2e_qp_end *end, struct xr_mw *
 	}
 	if (!wait_wc(end->send_cq, b.wr_id, status, XR_WC_BIND_MW, "type 1 bind", NULL, r))
 		return false;
-	return status == XR_WC_SUCCESS || wait_qp_state(end->qp, XR_QPS_ERR, r, "binding");
+	return status == XR_WC_SUCCESS || e2e_wait_qp_state(end->qp, XR_QPS_ERR, r, "binding");
 }
 
 /* Binds a type 2 window by XR_WR_BIND_MW with the new rkey given. */
@@ -603,7 +572,7 @@ static bool bind_type2_key(struct e2e_ctx *c, struct e2e_qp_end *end, struct xr_
 	}
 	if (!wait_wc(end->send_cq, wr.wr_id, status, XR_WC_BIND_MW, "type 2 bind", NULL, r))
 		return false;
-	return status == XR_WC_SUCCESS || wait_qp_state(end->qp, XR_QPS_ERR, r, "binding");
+	return status == XR_WC_SUCCESS || e2e_wait_qp_state(end->qp, XR_QPS_ERR, r, "binding");
 }
 
 /* Binds a type 2 window by XR_WR_BIND_MW with the next key byte. */
@@ -631,7 +600,7 @@ static bool local_inv(struct e2e_ctx *c, struct e2e_qp_end *end, uint32_t key,
 	if (!e2e_post_send(end->qp, &wr, r) ||
 	    !wait_wc(end->send_cq, wr.wr_id, status, XR_WC_LOCAL_INV, "LOCAL_INV", NULL, r))
 		return false;
-	return status == XR_WC_SUCCESS || wait_qp_state(end->qp, XR_QPS_ERR, r, "invalidating");
+	return status == XR_WC_SUCCESS || e2e_wait_qp_state(end->qp, XR_QPS_ERR, r, "invalidating");
 }
 
 static struct xr_send_wr reg_mr_wr(uint64_t wr_id, struct xr_mr *mr, int access)
@@ -653,7 +622,7 @@ static bool reg_mr(struct e2e_ctx *c, struct e2e_qp_end *end, struct xr_mr *mr, 
 	if (!e2e_post_send(end->qp, &wr, r) ||
 	    !wait_wc(end->send_cq, wr.wr_id, status, XR_WC_REG_MR, "REG_MR", NULL, r))
 		return false;
-	return status == XR_WC_SUCCESS || wait_qp_state(end->qp, XR_QPS_ERR, r, "registering");
+	return status == XR_WC_SUCCESS || e2e_wait_qp_state(end->qp, XR_QPS_ERR, r, "registering");
 }
 
 /* Server: a receive of RECV_LEN bytes into rbuf (canary), its wr_id in c->recv_id. */
@@ -793,7 +762,7 @@ static bool client_op(struct e2e_ctx *c, struct e2e_qp_end *end, const struct op
 		return false;
 	if (status == XR_WC_SUCCESS)
 		return expect_quiet(end->send_cq, 0, r, "initiator");
-	if (!wait_qp_state(end->qp, XR_QPS_ERR, r, "initiator"))
+	if (!e2e_wait_qp_state(end->qp, XR_QPS_ERR, r, "initiator"))
 		return false;
 	if ((o->kind == OP_READ && !all_canary(c->cbuf + CL_LAND, o->len)) ||
 	    !all_canary(c->cbuf + CL_RESULT, 8)) {
@@ -858,7 +827,7 @@ static bool client_send(struct e2e_ctx *c, struct e2e_qp_end *end, enum xr_wr_op
 		return false;
 	if (status == XR_WC_SUCCESS)
 		return expect_quiet(end->send_cq, 0, r, "initiator");
-	return wait_qp_state(end->qp, XR_QPS_ERR, r, "initiator");
+	return e2e_wait_qp_state(end->qp, XR_QPS_ERR, r, "initiator");
 }
 
 /* Client: WRITE, READ, CAS and FAA with a key that must be refused, each on its own pair. */
@@ -1667,7 +1636,7 @@ static void read_inv_user_act(struct e2e_ctx *c, const struct e2e_case *tc, int 
 	if (!e2e_post_send(p0->qp, &rd, r) ||
 	    !wait_wc(p0->send_cq, rd.wr_id, XR_WC_LOC_QP_OP_ERR, XR_WC_RDMA_READ,
 		     "READ_WITH_INV of an xr_reg_mr lkey", NULL, r) ||
-	    !wait_qp_state(p0->qp, XR_QPS_ERR, r, "initiator"))
+	    !e2e_wait_qp_state(p0->qp, XR_QPS_ERR, r, "initiator"))
 		return;
 	if (client_op(c, main_pair(c), &again, XR_WC_SUCCESS, idx, "into the same MR", r) &&
 	    check_read(c, c->model + READ_INV_OFF, READ_INV_LEN, "READ into the same MR", r))
@@ -1723,7 +1692,7 @@ static void read_inv_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 	if (!e2e_post_send(p0->qp, &wr, r) ||
 	    !wait_wc(p0->send_cq, wr.wr_id, XR_WC_LOC_PROT_ERR, XR_WC_RDMA_WRITE,
 		     "WRITE from the invalidated MR", NULL, r) ||
-	    !wait_qp_state(p0->qp, XR_QPS_ERR, r, "initiator"))
+	    !e2e_wait_qp_state(p0->qp, XR_QPS_ERR, r, "initiator"))
 		return;
 	report_ok(r,
 		  "%u B landed at iova 0x%" PRIx64 "; then WRITE from lkey 0x%08x: "
@@ -1795,7 +1764,7 @@ static void order_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 	if (!e2e_post_send(p0->qp, &again, r) ||
 	    !wait_wc(p0->send_cq, again.wr_id, XR_WC_LOC_PROT_ERR, 0, "the same op again", NULL,
 		     r) ||
-	    !wait_qp_state(p0->qp, XR_QPS_ERR, r, "initiator"))
+	    !e2e_wait_qp_state(p0->qp, XR_QPS_ERR, r, "initiator"))
 		return;
 	report_ok(r, "%u B %s, then LOCAL_INV: both succeeded in order%s; again: LOC_PROT_ERR",
 		  ORDER_LEN, is_read ? "READ" : "WRITE", is_read ? ", data landed" : "");
@@ -2214,7 +2183,7 @@ static bool einval_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx
 			    c->mr->length);
 		return false;
 	}
-	if (!main_quiet(c, r) || !query_qp(main_pair(c)->qp, &attr, r))
+	if (!main_quiet(c, r) || !e2e_query_state(main_pair(c)->qp, &attr, r))
 		return false;
 	if (attr.qp_state != XR_QPS_RTS) {
 		report_fail(r, "main QP in state %d after the refused calls", attr.qp_state);
@@ -2637,7 +2606,7 @@ static bool imp_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx, s
 	case CASE_IMP_PARTIAL:
 		/* Wait for the packets before the lost one, then invalidate. */
 		model_write(c->model, PARTIAL_OFF, tc->seed, head);
-		deadline = tool_now_ms() + STATE_CHANGE_TIMEOUT_MS;
+		deadline = tool_now_ms() + E2E_STATE_CHANGE_TIMEOUT_MS;
 		while (memcmp(c->tbuf + PARTIAL_OFF, c->model + PARTIAL_OFF, head) &&
 		       tool_now_ms() < deadline)
 			nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
@@ -2705,7 +2674,7 @@ static void imp_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 		     is_read ? "the READ asked again after the invalidation"
 			     : "the WRITE retransmitted after the invalidation",
 		     NULL, r) ||
-	    !wait_qp_state(p0->qp, XR_QPS_ERR, r, "initiator"))
+	    !e2e_wait_qp_state(p0->qp, XR_QPS_ERR, r, "initiator"))
 		return;
 	if (is_read && !all_canary(c->cbuf + CL_LAND, o.len))
 		return report_fail(r, "the refused READ placed data locally");

@@ -25,7 +25,6 @@
 
 /* Bounds on every wait (the out-of-band ones are the driver's). */
 #define CASE_TIMEOUT_MS 20000
-#define STATE_CHANGE_TIMEOUT_MS 2000
 /* How long "no completion" and "nothing arrived" are watched for. */
 #define QUIET_WAIT_MS 200
 
@@ -226,36 +225,6 @@ static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, struct report *r, const
 	if (poll_cq_until(cq, wc, 1, 1, tool_now_ms() + CASE_TIMEOUT_MS) == 1)
 		return true;
 	report_fail(r, "no %s completion within %d s", what, CASE_TIMEOUT_MS / 1000);
-	return false;
-}
-
-static bool query_state(struct xr_qp *qp, struct xr_qp_attr *attr, struct report *r)
-{
-	int ret = xr_query_qp(qp, attr, XR_QP_STATE | XR_QP_RQ_PSN, NULL);
-
-	if (ret)
-		report_fail(r, "xr_query_qp: %s", strerror(-ret));
-	return !ret;
-}
-
-/* Waits, bounded, for the QP to reach state (the engine moves it, not this thread). */
-static bool wait_qp_state(struct xr_qp *qp, enum xr_qp_state state, struct report *r,
-			  const char *whose)
-{
-	int64_t deadline = tool_now_ms() + STATE_CHANGE_TIMEOUT_MS;
-	struct xr_qp_attr attr;
-
-	for (;;) {
-		if (!query_state(qp, &attr, r))
-			return false;
-		if (attr.qp_state == state)
-			return true;
-		if (tool_now_ms() >= deadline)
-			break;
-		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-	}
-	report_fail(r, "%s QP 0x%06x is in state %d, expected %d", whose, qp->qp_num, attr.qp_state,
-		    state);
 	return false;
 }
 
@@ -619,7 +588,7 @@ static void error_act(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 	/* A WRITE the target would accept, were the QP still usable. */
 	flushed = rdma_wr(case_wr_id(idx, 1), XR_WR_RDMA_WRITE, &flushed_sge, t);
 	if (!run_wr(end, &wr, e->status, 0, r) ||
-	    !wait_qp_state(end->qp, XR_QPS_ERR, r, "initiator") ||
+	    !e2e_wait_qp_state(end->qp, XR_QPS_ERR, r, "initiator") ||
 	    !e2e_post_send(end->qp, &flushed, r) ||
 	    !wait_one(end->send_cq, &wc, r, "flushed send") ||
 	    !check_wc(&wc, flushed.wr_id, XR_WC_WR_FLUSH_ERR, 0, r) ||
@@ -647,14 +616,14 @@ static void error_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx, s
 	if (!check_image(c->err_buf, ERR_BUF_SIZE, 0, 0, 0, 0, "target", r))
 		return;
 	if (e->local == LOCAL_OK) {
-		if (wait_qp_state(end->qp, XR_QPS_ERR, r, "target") &&
+		if (e2e_wait_qp_state(end->qp, XR_QPS_ERR, r, "target") &&
 		    expect_quiet(end->recv_cq, 0, r, "target"))
 			report_ok(r, "%d bytes around the MR unchanged, target QP in ERR",
 				  ERR_BUF_SIZE);
 		return;
 	}
 	if (!expect_quiet(end->recv_cq, QUIET_WAIT_MS, r, "target") ||
-	    !query_state(end->qp, &attr, r))
+	    !e2e_query_state(end->qp, &attr, r))
 		return;
 	if (attr.qp_state != XR_QPS_RTS)
 		return report_fail(r, "target QP is in state %d, expected RTS (%d)", attr.qp_state,

@@ -24,7 +24,6 @@
 /* Bounds on every wait (the out-of-band ones are the driver's). */
 #define CASE_TIMEOUT_MS 20000
 #define STREAM_TIMEOUT_MS 120000
-#define STATE_CHANGE_TIMEOUT_MS 2000
 /* How long "no further completion" is watched for. */
 #define QUIET_WAIT_MS 300
 
@@ -140,29 +139,6 @@ static bool wait_one(struct xr_cq *cq, struct xr_wc *wc, int64_t deadline, struc
 	if (poll_cq_until(cq, wc, 1, 1, deadline) == 1)
 		return true;
 	report_fail(r, "no %s completion within %d s", what, CASE_TIMEOUT_MS / 1000);
-	return false;
-}
-
-/* Waits, bounded, for the QP to reach state (the engine moves it, not this thread). */
-static bool wait_qp_state(struct xr_qp *qp, enum xr_qp_state state, struct report *r)
-{
-	int64_t deadline = tool_now_ms() + STATE_CHANGE_TIMEOUT_MS;
-	struct xr_qp_attr attr;
-	int ret;
-
-	for (;;) {
-		ret = xr_query_qp(qp, &attr, XR_QP_STATE, NULL);
-		if (ret) {
-			report_fail(r, "xr_query_qp: %s", strerror(-ret));
-			return false;
-		}
-		if (attr.qp_state == state)
-			return true;
-		if (tool_now_ms() >= deadline)
-			break;
-		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-	}
-	report_fail(r, "QP 0x%06x is in state %d, expected %d", qp->qp_num, attr.qp_state, state);
 	return false;
 }
 
@@ -470,7 +446,7 @@ static void length_error_check_receives(struct e2e_ctx *c, const struct e2e_case
 	if (bad >= 0)
 		return report_fail(r, "byte %zd past the %d-byte receive was overwritten", bad,
 				   ERR_RECV_SIZE);
-	if (!wait_qp_state(c->err.qp, XR_QPS_ERR, r) ||
+	if (!e2e_wait_qp_state(c->err.qp, XR_QPS_ERR, r, "the") ||
 	    !post_one_recv(c->err.qp, case_wr_id(idx, 1), &sge, 1, r) ||
 	    !wait_one(c->err.recv_cq, &wc, deadline, r, "flushed receive") ||
 	    !check_wc(&wc, case_wr_id(idx, 1), XR_WC_WR_FLUSH_ERR, XR_WC_RECV, r) ||
@@ -499,7 +475,7 @@ static void length_error_send(struct e2e_ctx *c, const struct e2e_case *tc, int 
 	if (!e2e_post_send(c->err.qp, &wr, r) ||
 	    !wait_one(c->err.send_cq, &wc, deadline, r, "send") ||
 	    !check_wc(&wc, wr.wr_id, XR_WC_REM_INV_REQ_ERR, XR_WC_SEND, r) ||
-	    !wait_qp_state(c->err.qp, XR_QPS_ERR, r))
+	    !e2e_wait_qp_state(c->err.qp, XR_QPS_ERR, r, "the"))
 		return;
 	wr.wr_id = case_wr_id(idx, 1);
 	if (!e2e_post_send(c->err.qp, &wr, r) ||

@@ -179,47 +179,6 @@ set -u
 # A relative RXE_PEER is the caller's, from where they started us.
 [ -n "${RXE_PEER:-}" ] && RXE_PEER=$(realpath -s "$RXE_PEER")
 cd "$(dirname "$0")/../.." || exit 1
-RXE_PEER=${RXE_PEER:-$PWD/../shared/rxe-peer/rxe-peer}
-xroce=$(readlink -f "${BUILD:-build}/xroce")
-host_if=${RXE_PEER_HOST_IF:-xrhost0}
-logdir=$(mktemp -d /tmp/xroce-mw.XXXXXX)
-passed=0
-failed=0
-failures=()
-peer_up=0
-
-mw_cleanup() {
-	declare -F capture_kill >/dev/null && capture_kill
-	if [ "$peer_up" -eq 1 ] && [ "${RXE_PEER_KEEP:-0}" != 1 ]; then
-		if [ -d "/sys/fs/bpf/xroce/$host_if" ]; then
-			mw_in_host "$xroce" detach "$host_if" >/dev/null 2>&1 ||
-				echo "mw: xroce detach $host_if failed" >&2
-		fi
-		"$RXE_PEER" down >"$logdir/down.log" 2>&1 || echo "mw: rxe-peer down failed" >&2
-	fi
-	echo "logs: $logdir"
-}
-trap mw_cleanup EXIT
-trap 'exit 130' INT TERM
-
-die() {
-	echo "mw: $*" >&2
-	exit 1
-}
-
-[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, qemu)"
-[ -x "$RXE_PEER" ] || die "rxe-peer not found at $RXE_PEER (set RXE_PEER)"
-[ -x "$xroce" ] || die "$xroce is missing (make all)"
-MW_HOST_NS=${RXE_PEER_HOST_NS:-xrhost}
-"$RXE_PEER" setup >"$logdir/setup.log" 2>&1 || die "rxe-peer setup failed, see $logdir/setup.log"
-peer_up=1
-echo "rxe-peer up 1 (the guest boots in 15-25 s)"
-"$RXE_PEER" up 1 >"$logdir/up.log" 2>&1 || die "rxe-peer up 1 failed, see $logdir/up.log"
-if [ ! -d "/sys/fs/bpf/xroce/$host_if" ]; then
-	mw_in_host "$xroce" attach "$host_if" >"$logdir/attach.log" 2>&1 ||
-		die "xroce attach $host_if failed: $(cat "$logdir/attach.log")"
-fi
-mw_main
-[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+# shellcheck source=tests/interop/standalone.sh
+source tests/interop/standalone.sh
+interop_standalone mw mw_main

@@ -252,47 +252,6 @@ set -u
 # A relative RXE_PEER is the caller's, from where they started us.
 [ -n "${RXE_PEER:-}" ] && RXE_PEER=$(realpath -s "$RXE_PEER")
 cd "$(dirname "$0")/../.." || exit 1
-RXE_PEER=${RXE_PEER:-$PWD/../shared/rxe-peer/rxe-peer}
-xroce=$(readlink -f "${BUILD:-build}/xroce")
-host_if=${RXE_PEER_HOST_IF:-xrhost0}
-logdir=$(mktemp -d /tmp/xroce-perftest.XXXXXX)
-passed=0
-failed=0
-failures=()
-peer_up=0
-
-perftest_cleanup() {
-	declare -F capture_kill >/dev/null && capture_kill
-	if [ "$peer_up" -eq 1 ] && [ "${RXE_PEER_KEEP:-0}" != 1 ]; then
-		if [ -d "/sys/fs/bpf/xroce/$host_if" ]; then
-			perftest_in_host "$xroce" detach "$host_if" >/dev/null 2>&1 ||
-				echo "perftest: xroce detach $host_if failed" >&2
-		fi
-		"$RXE_PEER" down >"$logdir/down.log" 2>&1 || echo "perftest: rxe-peer down failed" >&2
-	fi
-	echo "logs: $logdir"
-}
-trap perftest_cleanup EXIT
-trap 'exit 130' INT TERM
-
-die() {
-	echo "perftest: $*" >&2
-	exit 1
-}
-
-[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, qemu)"
-[ -x "$RXE_PEER" ] || die "rxe-peer not found at $RXE_PEER (set RXE_PEER)"
-[ -x "$xroce" ] || die "$xroce is missing (make all)"
-PERF_HOST_NS=${RXE_PEER_HOST_NS:-xrhost}
-"$RXE_PEER" setup >"$logdir/setup.log" 2>&1 || die "rxe-peer setup failed, see $logdir/setup.log"
-peer_up=1
-echo "rxe-peer up 1 (the guest boots in 15-25 s)"
-"$RXE_PEER" up 1 >"$logdir/up.log" 2>&1 || die "rxe-peer up 1 failed, see $logdir/up.log"
-if [ ! -d "/sys/fs/bpf/xroce/$host_if" ]; then
-	perftest_in_host "$xroce" attach "$host_if" >"$logdir/attach.log" 2>&1 ||
-		die "xroce attach $host_if failed: $(cat "$logdir/attach.log")"
-fi
-perftest_main
-[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+# shellcheck source=tests/interop/standalone.sh
+source tests/interop/standalone.sh
+interop_standalone perftest perftest_main

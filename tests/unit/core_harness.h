@@ -258,6 +258,22 @@ static inline int h_connect(struct h_pair *p, const struct h_qp_opts *o)
 	return 0;
 }
 
+/* Every access a QP or an MR can grant remotely, and local write. */
+#define H_REMOTE_ALL                                                                               \
+	(XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE | XR_ACCESS_REMOTE_READ |                  \
+	 XR_ACCESS_REMOTE_ATOMIC)
+
+/* Both QPs accept atomics too (h_to_init grants remote write and read). */
+static inline void h_allow_atomics(struct h_pair *p)
+{
+	struct xr_qp_attr a = {.qp_state = XR_QPS_RTS, .qp_access_flags = H_REMOTE_ALL};
+
+	for (int s = 0; s < 2; s++)
+		CHECK(xr_core_modify_qp(p->side[s].qp, &a, XR_QP_STATE | XR_QP_ACCESS_FLAGS,
+					NULL) == 0,
+		      "RTS->RTS with access flags");
+}
+
 /* A fresh, connected pair; aborts the whole test if the fixture cannot be built. */
 static inline void h_setup(struct h_pair *p, uint64_t seed, uint32_t depth,
 			   const struct h_qp_opts *o)

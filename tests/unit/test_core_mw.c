@@ -14,20 +14,9 @@
 #define FILL 0x5a
 #define PAGE 4096
 
-static const int remote_all = XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE |
-			      XR_ACCESS_REMOTE_READ | XR_ACCESS_REMOTE_ATOMIC;
+static const int remote_all = H_REMOTE_ALL;
 static const int bindable = XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE | XR_ACCESS_REMOTE_READ |
 			    XR_ACCESS_REMOTE_ATOMIC | XR_ACCESS_MW_BIND;
-
-static void allow_atomics(struct h_pair *p)
-{
-	struct xr_qp_attr a = {.qp_state = XR_QPS_RTS, .qp_access_flags = remote_all};
-
-	for (int s = 0; s < 2; s++)
-		CHECK(xr_core_modify_qp(p->side[s].qp, &a, XR_QP_STATE | XR_QP_ACCESS_FLAGS,
-					NULL) == 0,
-		      "RTS->RTS with access flags");
-}
 
 static void setup(struct h_pair *p, uint64_t seed)
 {
@@ -35,7 +24,7 @@ static void setup(struct h_pair *p, uint64_t seed)
 
 	o.rd_atomic = 4;
 	h_setup(p, seed, 1024, &o);
-	allow_atomics(p);
+	h_allow_atomics(p);
 }
 
 /* Windows the current test allocated: destroy() deallocates what is left. */

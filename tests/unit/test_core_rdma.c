@@ -12,18 +12,7 @@
 #define REQ 0
 #define RSP 1
 
-static const int remote_all = XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE |
-			      XR_ACCESS_REMOTE_READ | XR_ACCESS_REMOTE_ATOMIC;
-
-static void allow_atomics(struct h_pair *p)
-{
-	struct xr_qp_attr a = {.qp_state = XR_QPS_RTS, .qp_access_flags = remote_all};
-
-	for (int s = 0; s < 2; s++)
-		CHECK(xr_core_modify_qp(p->side[s].qp, &a, XR_QP_STATE | XR_QP_ACCESS_FLAGS,
-					NULL) == 0,
-		      "RTS->RTS with access flags");
-}
+static const int remote_all = H_REMOTE_ALL;
 
 static int post_rdma(struct h_pair *p, uint64_t wr_id, struct xr_sge *sge, int nsge,
 		     enum xr_wr_opcode op, uint64_t raddr, uint32_t rkey, uint32_t imm_be)
@@ -164,7 +153,7 @@ static void test_atomics(void)
 	struct xr_sge sge;
 
 	h_setup(&p, 13, 1024, &o);
-	allow_atomics(&p);
+	h_allow_atomics(&p);
 	target = h_buf(&p, RSP, 64, remote_all, 0);
 	res = h_buf(&p, REQ, 8, XR_ACCESS_LOCAL_WRITE, 0);
 	t = (uint64_t *)(target->base + 8);
@@ -238,7 +227,7 @@ static void expect_remote_error(const char *what, int mr_access, uint64_t offset
 	int err;
 
 	h_setup(&p, 14, 1024, &o);
-	allow_atomics(&p);
+	h_allow_atomics(&p);
 	local = h_buf(&p, REQ, 4096, XR_ACCESS_LOCAL_WRITE, 0);
 	remote = h_buf(&p, RSP, 4096, mr_access, GUARD_FILL);
 	rkey = wrong_rkey ? remote->mr->rkey ^ 0x100 : remote->mr->rkey;
@@ -299,7 +288,7 @@ static void test_lossy_mix(void)
 	int done = 0;
 
 	h_setup(&p, 15, 1024, &o);
-	allow_atomics(&p);
+	h_allow_atomics(&p);
 	xr_mem_link_set_impair(&p.link, 0, &imp);
 	xr_mem_link_set_impair(&p.link, 1, &imp);
 	wsrc = h_buf(&p, REQ, (size_t)N * SZ, XR_ACCESS_LOCAL_WRITE, 0);
