@@ -378,6 +378,47 @@ struct xr_ah_attr {
 	uint8_t port_num;
 };
 
+/* ---- address handles (UD) ----------------------------------------------- */
+
+struct xr_ah {
+	struct xr_device *device;
+	struct xr_pd *pd;
+	uint32_t handle;
+};
+
+/*
+ * The 40 bytes every UD receive buffer starts with, as libibverbs' ibv_grh:
+ * for RoCEv2 over IPv6 the IPv6 header; over IPv4, 20 zero bytes then the
+ * IPv4 header (so sgid and dgid do not hold the addresses: use
+ * xr_init_ah_from_wc, which reads them from either).
+ */
+struct xr_grh {
+	uint32_t version_tclass_flow;
+	uint16_t paylen;
+	uint8_t next_hdr;
+	uint8_t hop_limit;
+	union xr_gid sgid;
+	union xr_gid dgid;
+};
+
+#define XR_GRH_SIZE 40
+
+/*
+ * An address handle: where UD sends go (attr->is_global with grh.dgid and
+ * grh.sgid_index; the neighbour's MAC is resolved as for RC, waiting up to 3 s).
+ */
+struct xr_ah *xr_create_ah(struct xr_pd *pd, struct xr_ah_attr *attr);
+int xr_destroy_ah(struct xr_ah *ah);
+struct xr_wc;
+/*
+ * The address of the sender of a UD receive completion wc whose buffer began
+ * with grh, to answer it: as ibv_init_ah_from_wc / ibv_create_ah_from_wc.
+ */
+int xr_init_ah_from_wc(struct xr_device *dev, uint8_t port_num, const struct xr_wc *wc,
+		       const struct xr_grh *grh, struct xr_ah_attr *ah_attr);
+struct xr_ah *xr_create_ah_from_wc(struct xr_pd *pd, const struct xr_wc *wc,
+				   const struct xr_grh *grh, uint8_t port_num);
+
 struct xr_qp_attr {
 	enum xr_qp_state qp_state;
 	enum xr_qp_state cur_qp_state;
@@ -501,6 +542,12 @@ struct xr_send_wr {
 			uint64_t swap_mask;
 			uint32_t rkey;
 		} masked_atomic;
+		/* UD: remote_qkey with the high bit set means the QP's own Q_Key. */
+		struct {
+			struct xr_ah *ah;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
 	} wr;
 	/* Outside wr, as libibverbs has bind_mw. */
 	union {

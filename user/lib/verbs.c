@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "device.h"
 
@@ -171,6 +172,105 @@ int xr_bind_mw(struct xr_qp *qp, struct xr_mw *mw, struct xr_mw_bind *mw_bind)
 	pthread_mutex_unlock(&dev->lock);
 	xr_engine_kick(dev);
 	return err ? fail(err) : 0;
+}
+
+struct xr_ah *xr_create_ah(struct xr_pd *pd, struct xr_ah_attr *attr)
+{
+	struct xr_device *dev;
+	struct xr_ah *ah;
+	uint8_t dmac[6];
+	int err;
+
+	if (!pd || !attr || !attr->is_global)
+		return fail_ptr(-EINVAL);
+	dev = dev_of_pd(pd);
+	/* Resolved before taking the lock: it may wait for ARP or neighbour discovery. */
+	err = xr_nl_resolve_neigh(dev->netdev.ifindex, &attr->grh.dgid, dmac, 3000);
+	if (err)
+		return fail_ptr(err);
+	pthread_mutex_lock(&dev->lock);
+	ah = xr_core_create_ah(pd, attr, dmac, &err);
+	pthread_mutex_unlock(&dev->lock);
+	return ah ? ah : fail_ptr(err);
+}
+
+int xr_destroy_ah(struct xr_ah *ah)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!ah)
+		return fail(-EINVAL);
+	dev = dev_of_pd(ah->pd);
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_destroy_ah(ah);
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+/* 20 zero bytes then an IPv4 header without options: RoCEv2 over IPv4's GRH area. */
+static bool grh_holds_ipv4(const uint8_t *raw)
+{
+	for (int i = 0; i < XR_GRH_SIZE - 20; i++)
+		if (raw[i])
+			return false;
+	return raw[20] == 0x45;
+}
+
+static void gid_from_ipv4(union xr_gid *gid, const uint8_t *addr)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], addr, 4);
+}
+
+int xr_init_ah_from_wc(struct xr_device *dev, uint8_t port_num, const struct xr_wc *wc,
+		       const struct xr_grh *grh, struct xr_ah_attr *ah_attr)
+{
+	const uint8_t *raw = (const uint8_t *)grh;
+	union xr_gid sgid, dgid;
+	int index;
+
+	if (!dev || !wc || !grh || !ah_attr || (port_num && port_num != 1) ||
+	    !(wc->wc_flags & XR_WC_GRH))
+		return fail(-EINVAL);
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	if (grh_holds_ipv4(raw)) {
+		gid_from_ipv4(&sgid, raw + 20 + 12);
+		gid_from_ipv4(&dgid, raw + 20 + 16);
+		ah_attr->grh.traffic_class = raw[21];
+	} else if ((raw[0] >> 4) == 6) {
+		sgid = grh->sgid;
+		dgid = grh->dgid;
+		ah_attr->grh.traffic_class = (uint8_t)((raw[0] & 0x0f) << 4 | raw[1] >> 4);
+		ah_attr->grh.flow_label = ((uint32_t)(raw[1] & 0x0f) << 16) | raw[2] << 8 | raw[3];
+	} else {
+		return fail(-EINVAL);
+	}
+	/* The reply leaves from the GID the datagram was sent to. */
+	for (index = 0; index < dev->core.num_gids; index++)
+		if (!memcmp(&dev->core.gids[index], &dgid, sizeof(dgid)))
+			break;
+	if (index == dev->core.num_gids)
+		return fail(-ENOENT);
+	ah_attr->is_global = 1;
+	ah_attr->port_num = 1;
+	ah_attr->grh.dgid = sgid;
+	ah_attr->grh.sgid_index = (uint8_t)index;
+	ah_attr->grh.hop_limit = 0xff;
+	return 0;
+}
+
+struct xr_ah *xr_create_ah_from_wc(struct xr_pd *pd, const struct xr_wc *wc,
+				   const struct xr_grh *grh, uint8_t port_num)
+{
+	struct xr_ah_attr attr;
+
+	if (!pd)
+		return fail_ptr(-EINVAL);
+	if (xr_init_ah_from_wc(dev_of_pd(pd), port_num, wc, grh, &attr))
+		return NULL;
+	return xr_create_ah(pd, &attr);
 }
 
 struct xr_cq *xr_create_cq(struct xr_device *dev, int cqe, struct xr_comp_channel *channel)

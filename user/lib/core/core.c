@@ -30,6 +30,18 @@ static struct xr_qp_impl *qp_by_qpn(struct xr_core *core, uint32_t qpn)
 	return slot < XR_MAX_QP ? core->qps[slot] : NULL;
 }
 
+static uint32_t transport_of(const struct xr_qp_impl *qp)
+{
+	switch (qp->pub.qp_type) {
+	case XR_QPT_UD:
+		return XR_TRANSPORT_UD;
+	case XR_QPT_UC:
+		return XR_TRANSPORT_UC;
+	default:
+		return XR_TRANSPORT_RC;
+	}
+}
+
 void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now)
 {
 	struct xr_qp_impl *qp;
@@ -54,12 +66,17 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		core->stats.rx_bad_pkey++;
 		return;
 	}
-	if (xr_opcode_transport(pkt.opcode) != XR_TRANSPORT_RC || qp->pub.state < XR_QPS_RTR ||
+	/* A frame of another transport than the QP's, or for a QP that takes none. */
+	if (xr_opcode_transport(pkt.opcode) != transport_of(qp) || qp->pub.state < XR_QPS_RTR ||
 	    qp->pub.state == XR_QPS_ERR) {
 		core->stats.rx_bad_state++;
 		return;
 	}
 	qp->rx_frames++;
+	if (qp->pub.qp_type == XR_QPT_UD) {
+		xr_ud_rx(qp, &pkt);
+		return;
+	}
 	if (pkt.opflags & XR_OPF_REQUEST)
 		xr_responder_rx(qp, &pkt, now);
 	else if (qp->pub.state >= XR_QPS_RTS)
@@ -86,6 +103,10 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		xr_qp_retire_sends(qp);
 		if (qp->pub.state < XR_QPS_RTR)
 			continue;
+		if (qp->pub.qp_type == XR_QPT_UD) {
+			xr_ud_run(qp);
+			continue;
+		}
 		xr_responder_run(qp);
 		if (qp->pub.state < XR_QPS_RTS)
 			continue;
@@ -106,6 +127,13 @@ uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
 			     const struct xr_bth_fields *bth, uint32_t payload_len,
 			     struct xr_pkt_out *out)
 {
+	return xr_core_frame_begin_to(core, &qp->path, bth, payload_len, out);
+}
+
+uint8_t *xr_core_frame_begin_to(struct xr_core *core, const struct xr_path *path,
+				const struct xr_bth_fields *bth, uint32_t payload_len,
+				struct xr_pkt_out *out)
+{
 	uint32_t cap;
 	uint8_t *buf = core->port.tx_alloc(core->port.ctx, &cap);
 
@@ -113,7 +141,7 @@ uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
 		core->stats.tx_no_buffer++;
 		return NULL;
 	}
-	if (xr_pkt_build(buf, cap, &qp->path, bth, payload_len, core->ip_id++, out)) {
+	if (xr_pkt_build(buf, cap, path, bth, payload_len, core->ip_id++, out)) {
 		/* The MTU bounds every frame below the buffer size: a bug if reached. */
 		core->port.tx_abort(core->port.ctx, buf);
 		return NULL;

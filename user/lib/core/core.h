@@ -147,6 +147,12 @@ struct xr_mw_impl {
 	struct xr_qp_impl *qp; /* type 2: accesses must come through the QP it was bound on */
 };
 
+/* An address handle: the path of UD sends through it. */
+struct xr_ah_impl {
+	struct xr_ah pub;
+	struct xr_path path;
+};
+
 static inline struct xr_mr_impl *xr_mr_impl(struct xr_mr *mr)
 {
 	return (struct xr_mr_impl *)mr;
@@ -199,6 +205,13 @@ struct xr_bind_args {
 	unsigned int access;
 };
 
+/* Where a UD send goes: the AH's path (copied: the AH may go once posted) and the peer. */
+struct xr_ud_args {
+	struct xr_path path;
+	uint32_t remote_qpn;
+	uint32_t qkey; /* the Q_Key to send, the QP's when the WR's had its high bit set */
+};
+
 /* The arguments of an XR_WR_REG_MR. */
 struct xr_reg_args {
 	struct xr_mr_impl *mr;
@@ -215,6 +228,7 @@ struct xr_swqe {
 	union {
 		struct xr_bind_args bind;
 		struct xr_reg_args reg;
+		struct xr_ud_args ud;
 	};
 	uint64_t remote_addr;
 	uint32_t rkey;
@@ -354,6 +368,10 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now);
 uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
 			     const struct xr_bth_fields *bth, uint32_t payload_len,
 			     struct xr_pkt_out *out);
+/* The same along another path than the QP's (a UD send's address handle). */
+uint8_t *xr_core_frame_begin_to(struct xr_core *core, const struct xr_path *path,
+				const struct xr_bth_fields *bth, uint32_t payload_len,
+				struct xr_pkt_out *out);
 void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_pkt_out *out);
 /* Returns false when no tx buffer was available. */
 bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndrome, uint32_t psn);
@@ -413,6 +431,16 @@ void xr_core_unbind_qp_windows(struct xr_qp_impl *qp);
  */
 struct xr_mr_impl *xr_core_resolve_rkey(struct xr_qp_impl *qp, uint32_t rkey, uint64_t va,
 					uint64_t len, int access);
+
+/* ---- ud.c ---- */
+/* An address handle to dgid from gids[sgid_index], via the neighbour at dmac. */
+struct xr_ah *xr_core_create_ah(struct xr_pd *pd, const struct xr_ah_attr *attr,
+				const uint8_t dmac[6], int *err);
+int xr_core_destroy_ah(struct xr_ah *ah);
+/* A UD request for qp: a receive WQE gets the GRH and the payload, or it is dropped. */
+void xr_ud_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
+/* Sends the UD WQEs posted; returns the number of frames sent. */
+int xr_ud_run(struct xr_qp_impl *qp);
 
 /* ---- wr.c ---- */
 /* Runs a local work request (bind, invalidate, fast registration): its completion status. */

@@ -35,7 +35,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	*err = -EINVAL;
 	if (!attr->send_cq || !attr->recv_cq || !cap_ok(&attr->cap))
 		return NULL;
-	if (attr->qp_type != XR_QPT_RC)
+	if (attr->qp_type != XR_QPT_RC && attr->qp_type != XR_QPT_UD)
 		return *err = -EOPNOTSUPP, NULL;
 	for (slot = 0; slot < XR_MAX_QP && core->qps[slot]; slot++)
 		;
@@ -76,6 +76,11 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->pub.state = XR_QPS_RESET;
 	qp->pub.qp_type = attr->qp_type;
 	qp->cwnd = qp->ssthresh = XR_SEND_WINDOW;
+	/* A datagram is one packet of at most the port's MTU: UD has no path MTU. */
+	if (attr->qp_type == XR_QPT_UD) {
+		qp->path_mtu = core->active_mtu;
+		qp->mtu = xr_mtu_bytes(core->active_mtu);
+	}
 	qp->scq->refs++;
 	qp->rcq->refs++;
 	pd->refs++;
@@ -121,6 +126,38 @@ struct transition {
 #define RC_RTS_OPTIONAL                                                                            \
 	(XR_QP_CUR_STATE | XR_QP_ACCESS_FLAGS | XR_QP_MIN_RNR_TIMER | XR_QP_ALT_PATH |             \
 	 XR_QP_PATH_MIG_STATE)
+
+#define UD_INIT_ATTRS (XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_QKEY)
+
+/* The UD rows of the verbs table (ib_modify_qp_is_ok). */
+static bool ud_transition(enum xr_qp_state cur, enum xr_qp_state next, struct transition *t)
+{
+	t->required = t->optional = 0;
+	if (next == XR_QPS_RESET || next == XR_QPS_ERR)
+		return true;
+	switch (cur) {
+	case XR_QPS_RESET:
+		t->required = UD_INIT_ATTRS;
+		return next == XR_QPS_INIT;
+	case XR_QPS_INIT:
+		if (next == XR_QPS_INIT) {
+			t->optional = UD_INIT_ATTRS;
+			return true;
+		}
+		t->optional = XR_QP_PKEY_INDEX | XR_QP_QKEY;
+		return next == XR_QPS_RTR;
+	case XR_QPS_RTR:
+		t->required = XR_QP_SQ_PSN;
+		t->optional = XR_QP_CUR_STATE | XR_QP_QKEY;
+		return next == XR_QPS_RTS;
+	case XR_QPS_RTS:
+	case XR_QPS_SQE:
+		t->optional = XR_QP_CUR_STATE | XR_QP_QKEY;
+		return next == XR_QPS_RTS;
+	default:
+		return false;
+	}
+}
 
 /* The RC rows of the verbs table (ib_modify_qp_is_ok); valid == required|optional set. */
 static bool rc_transition(enum xr_qp_state cur, enum xr_qp_state next, struct transition *t)
@@ -272,7 +309,7 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 
 	if (next > XR_QPS_ERR || (attr_mask & ~((1 << 21) - 1)))
 		return -EINVAL;
-	if (!rc_transition(cur, next, &t))
+	if (!(qp->pub.qp_type == XR_QPT_UD ? ud_transition : rc_transition)(cur, next, &t))
 		return -EINVAL;
 	if ((attrs & t.required) != t.required || (attrs & ~(t.required | t.optional)))
 		return -EINVAL;
@@ -432,11 +469,19 @@ static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 		return -EOPNOTSUPP;
 	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
+	/* A UD QP sends datagrams only, each to an address handle of this device. */
+	if (qp->pub.qp_type == XR_QPT_UD &&
+	    ((wr->opcode != XR_WR_SEND && wr->opcode != XR_WR_SEND_WITH_IMM) || !wr->wr.ud.ah ||
+	     wr->wr.ud.ah->pd->core != qp->core || wr->wr.ud.remote_qpn > XR_QPN_MASK))
+		return -EINVAL;
 	if (wi->flags & XR_WRF_LOCAL)
 		return validate_local_wr(qp, wr);
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if (total > (1u << 31))
+		return -EINVAL;
+	/* A datagram is one packet: larger than the MTU, it cannot be sent at all. */
+	if (qp->pub.qp_type == XR_QPT_UD && total > qp->mtu)
 		return -EINVAL;
 	/* An atomic returns the original 8 bytes into exactly one 8-byte SGE. */
 	if (xr_wr_is_atomic(wr->opcode) && (wr->num_sge != 1 || total != 8))
@@ -478,7 +523,16 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 			w->imm_be = wr->imm_data;
 		if (xr_wr(wr->opcode)->flags & XR_WRF_INVALIDATE)
 			w->invalidate_rkey = wr->invalidate_rkey;
-		if (wr->opcode == XR_WR_BIND_MW) {
+		if (qp->pub.qp_type == XR_QPT_UD) {
+			const struct xr_ah_impl *ah = (const struct xr_ah_impl *)wr->wr.ud.ah;
+
+			w->ud.path = ah->path;
+			w->ud.path.udp_sport = xr_udp_sport_for_qpn(qp->pub.qp_num);
+			w->ud.remote_qpn = wr->wr.ud.remote_qpn;
+			/* A Q_Key with the high bit set stands for the QP's own (IBA 10.2.5). */
+			w->ud.qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ? qp->qkey
+									   : wr->wr.ud.remote_qkey;
+		} else if (wr->opcode == XR_WR_BIND_MW) {
 			const struct xr_mw_bind_info *bi = &wr->bind_mw.bind_info;
 
 			w->bind = (struct xr_bind_args){
