@@ -457,6 +457,17 @@ int xroce_xdp(struct xdp_md *ctx)
 		counters->drop_qp_state++;
 		return XDP_DROP;
 	}
+	/* A datagram is for its QP only with that QP's Q_Key (the DETH follows the BTH). */
+	if ((info.flags & XR_OPF_DETH) && qp->qp_type == XR_QPT_UD) {
+		struct xr_deth *deth = (void *)(bth + 1);
+
+		if ((void *)(deth + 1) > data_end)
+			return XDP_ABORTED; /* hdr_len covers it: cannot happen */
+		if (bpf_ntohl(deth->qkey) != READ_ONCE(qp->qkey)) {
+			counters->drop_bad_qkey++;
+			return XDP_DROP;
+		}
+	}
 
 	fast_path = READ_ONCE(qp->fast_path);
 	if (fast_path && qp->qp_type == XR_QPT_RC && fast_path_layout(data, data_end, udp)) {

@@ -91,6 +91,7 @@ struct xr_qp_entry {
 	/* userspace: the QP's transport counters, refreshed every engine round */
 	struct xr_qp_counters counters;
 	__u32 qp_state; /* userspace: enum xr_qp_state (RESET..ERR), for operators */
+	__u32 qkey;	/* userspace: a UD QP's Q_Key, which XDP checks each datagram against */
 };
 
 enum xr_xdp_fast_path {
@@ -120,6 +121,7 @@ struct xr_xdp_stats {
 	__u64 dups_answered;   /* duplicate requests answered with XDP_TX */
 	/* RoCEv2 frames over IPv6, also counted above by what became of them */
 	__u64 roce_ipv6;
+	__u64 drop_bad_qkey; /* a datagram whose DETH Q_Key is not its UD QP's */
 };
 
 /*

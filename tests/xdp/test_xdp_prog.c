@@ -28,6 +28,8 @@
 #define QPN_ACTIVE (XR_QPN_BASE + 5)
 #define QPN_CLOSED (XR_QPN_BASE + 6)
 #define QPN_NEVER_OPENED (XR_QPN_BASE + 7)
+#define QPN_UD (XR_QPN_BASE + 9)
+#define UD_QKEY 0x11111111u
 #define FRAME_MAX 512
 #define VLAN_TAG_SIZE 4
 
@@ -406,6 +408,25 @@ static void test_queue_pairs(void)
 	s = send_only();
 	s.qpn = QPN_CLOSED;
 	check_roce("closed QP", &s, XDP_DROP, COUNTER(drop_qp_state));
+	/* A UD QP takes datagrams with its own Q_Key only. */
+	{
+		struct xr_qp_entry ud = {
+		    .state = XR_XDP_QP_ACTIVE, .qp_type = XR_QPT_UD, .qkey = UD_QKEY};
+		struct frame f;
+
+		xt_put_entry(QPN_UD, &ud);
+		s = (struct roce_spec){.opcode = XR_OP_UD_SEND_ONLY, .qpn = QPN_UD, .payload = 8};
+		build_roce(&f, &s);
+		check("UD datagram, Q_Key 0, QP's is 0x11111111", &f, XDP_DROP,
+		      COUNTER(drop_bad_qkey));
+		put32(f.data + f.bth + XR_BTH_SIZE, UD_QKEY);
+		check("UD datagram with the QP's Q_Key", &f, XDP_DROP, COUNTER(drop_no_socket));
+		s.opcode = XR_OP_UD_SEND_ONLY_IMM;
+		build_roce(&f, &s);
+		put32(f.data + f.bth + XR_BTH_SIZE, UD_QKEY + 1);
+		check("UD datagram with immediate, another Q_Key", &f, XDP_DROP,
+		      COUNTER(drop_bad_qkey));
+	}
 	/* FECN/BECN and reserved bits above the 24-bit QPN do not change the QP. */
 	s.qpn = 0xc0000000u | QPN_ACTIVE;
 	check_roce("active QP with FECN and BECN set", &s, XDP_DROP, COUNTER(drop_no_socket));

@@ -50,6 +50,7 @@ static const struct counter xdp_counters[] = {
     COUNTER(struct xr_xdp_stats, drop_no_socket),  COUNTER(struct xr_xdp_stats, drop_bad_icrc),
     COUNTER(struct xr_xdp_stats, acks_absorbed),   COUNTER(struct xr_xdp_stats, acks_to_engine),
     COUNTER(struct xr_xdp_stats, dups_answered),   COUNTER(struct xr_xdp_stats, roce_ipv6),
+    COUNTER(struct xr_xdp_stats, drop_bad_qkey),
 };
 
 #define ENGINE_COUNTER(field) COUNTER(struct xr_engine_stats, field)

@@ -34,6 +34,7 @@ void xr_xdp_publish_qp(struct xr_qp_impl *qp)
 	__atomic_store_n(&e->state, XR_XDP_QP_CLOSED, __ATOMIC_SEQ_CST);
 	e->qp_type = qp->pub.qp_type;
 	e->qp_state = qp->pub.state;
+	e->qkey = qp->qkey;
 	e->dest_qpn = qp->dest_qpn;
 	e->udp_sport = qp->path.udp_sport;
 	e->fast_path = st == XR_XDP_QP_ACTIVE && xr_gid_is_v4mapped(&qp->path.dgid)
