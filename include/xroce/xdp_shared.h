@@ -153,8 +153,9 @@ struct xr_engine_stats {
 	__u64 rem_access_naks_rx;
 	__u64 rem_op_naks_tx;
 	__u64 rem_op_naks_rx;
-	__u64 rx_bad_qkey; /* UD: dropped, the DETH Q_Key is not the QP's */
-	__u64 rx_no_recv;  /* UD: dropped, no receive WQE posted (UD has no RNR) */
+	__u64 rx_bad_qkey;     /* UD: dropped, the DETH Q_Key is not the QP's */
+	__u64 rx_no_recv;      /* UD: dropped, no receive WQE posted (UD has no RNR) */
+	__u64 uc_dropped_msgs; /* UC: messages given up, a packet lost or refused */
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

@@ -66,7 +66,7 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(inv_req_naks_rx),	ENGINE_COUNTER(rem_access_naks_tx),
     ENGINE_COUNTER(rem_access_naks_rx), ENGINE_COUNTER(rem_op_naks_tx),
     ENGINE_COUNTER(rem_op_naks_rx),	ENGINE_COUNTER(rx_bad_qkey),
-    ENGINE_COUNTER(rx_no_recv),
+    ENGINE_COUNTER(rx_no_recv),		ENGINE_COUNTER(uc_dropped_msgs),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)

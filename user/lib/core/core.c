@@ -77,6 +77,13 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		xr_ud_rx(qp, &pkt);
 		return;
 	}
+	if (qp->pub.qp_type == XR_QPT_UC) {
+		if (pkt.opflags & XR_OPF_REQUEST)
+			xr_uc_rx(qp, &pkt);
+		else
+			core->stats.rx_bad_state++; /* nothing answers UC */
+		return;
+	}
 	if (pkt.opflags & XR_OPF_REQUEST)
 		xr_responder_rx(qp, &pkt, now);
 	else if (qp->pub.state >= XR_QPS_RTS)
@@ -105,6 +112,10 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 			continue;
 		if (qp->pub.qp_type == XR_QPT_UD) {
 			xr_ud_run(qp);
+			continue;
+		}
+		if (qp->pub.qp_type == XR_QPT_UC) {
+			xr_uc_run(qp);
 			continue;
 		}
 		xr_responder_run(qp);

@@ -327,6 +327,7 @@ struct xr_qp_impl {
 	bool recv_active; /* a multi-packet SEND is being received */
 	uint32_t recv_off;
 	bool write_active; /* a multi-packet WRITE is being placed */
+	bool uc_dropping;  /* UC: packets are dropped until a message starts */
 	uint64_t write_va;
 	uint32_t write_rkey; /* checked again for every packet: the MR may be gone */
 	uint32_t write_left, write_total;
@@ -441,6 +442,12 @@ int xr_core_destroy_ah(struct xr_ah *ah);
 void xr_ud_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
 /* Sends the UD WQEs posted; returns the number of frames sent. */
 int xr_ud_run(struct xr_qp_impl *qp);
+
+/* ---- uc.c, and requester.c for UC sends ---- */
+/* A UC request: placed as on RC, or its message dropped silently. */
+void xr_uc_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
+/* Sends the UC WQEs posted, completing each once its last packet left. */
+int xr_uc_run(struct xr_qp_impl *qp);
 
 /* ---- wr.c ---- */
 /* Runs a local work request (bind, invalidate, fast registration): its completion status. */

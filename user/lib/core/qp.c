@@ -35,7 +35,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	*err = -EINVAL;
 	if (!attr->send_cq || !attr->recv_cq || !cap_ok(&attr->cap))
 		return NULL;
-	if (attr->qp_type != XR_QPT_RC && attr->qp_type != XR_QPT_UD)
+	if (attr->qp_type != XR_QPT_RC && attr->qp_type != XR_QPT_UC && attr->qp_type != XR_QPT_UD)
 		return *err = -EOPNOTSUPP, NULL;
 	for (slot = 0; slot < XR_MAX_QP && core->qps[slot]; slot++)
 		;
@@ -159,6 +159,41 @@ static bool ud_transition(enum xr_qp_state cur, enum xr_qp_state next, struct tr
 	}
 }
 
+#define UC_INIT_ATTRS (XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_ACCESS_FLAGS)
+#define UC_RTS_OPTIONAL                                                                            \
+	(XR_QP_CUR_STATE | XR_QP_ACCESS_FLAGS | XR_QP_ALT_PATH | XR_QP_PATH_MIG_STATE)
+
+/* The UC rows of the verbs table (ib_modify_qp_is_ok): RC's without the reliability. */
+static bool uc_transition(enum xr_qp_state cur, enum xr_qp_state next, struct transition *t)
+{
+	t->required = t->optional = 0;
+	if (next == XR_QPS_RESET || next == XR_QPS_ERR)
+		return true;
+	switch (cur) {
+	case XR_QPS_RESET:
+		t->required = UC_INIT_ATTRS;
+		return next == XR_QPS_INIT;
+	case XR_QPS_INIT:
+		if (next == XR_QPS_INIT) {
+			t->optional = UC_INIT_ATTRS;
+			return true;
+		}
+		t->required = XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN;
+		t->optional = XR_QP_ALT_PATH | XR_QP_ACCESS_FLAGS | XR_QP_PKEY_INDEX;
+		return next == XR_QPS_RTR;
+	case XR_QPS_RTR:
+		t->required = XR_QP_SQ_PSN;
+		t->optional = UC_RTS_OPTIONAL;
+		return next == XR_QPS_RTS;
+	case XR_QPS_RTS:
+	case XR_QPS_SQE:
+		t->optional = UC_RTS_OPTIONAL;
+		return next == XR_QPS_RTS;
+	default:
+		return false;
+	}
+}
+
 /* The RC rows of the verbs table (ib_modify_qp_is_ok); valid == required|optional set. */
 static bool rc_transition(enum xr_qp_state cur, enum xr_qp_state next, struct transition *t)
 {
@@ -241,6 +276,7 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->in_recovery = false;
 	qp->recv_active = false;
 	qp->write_active = false;
+	qp->uc_dropping = false;
 	qp->rd_outstanding = 0;
 	memset(qp->rd_res, 0, sizeof(qp->rd_res));
 }
@@ -298,6 +334,20 @@ static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, c
 		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
 }
 
+typedef bool (*transition_fn)(enum xr_qp_state, enum xr_qp_state, struct transition *);
+
+static transition_fn transition_of(const struct xr_qp_impl *qp)
+{
+	switch (qp->pub.qp_type) {
+	case XR_QPT_UD:
+		return ud_transition;
+	case XR_QPT_UC:
+		return uc_transition;
+	default:
+		return rc_transition;
+	}
+}
+
 int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int attr_mask,
 		      const uint8_t *dmac)
 {
@@ -309,7 +359,7 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 
 	if (next > XR_QPS_ERR || (attr_mask & ~((1 << 21) - 1)))
 		return -EINVAL;
-	if (!(qp->pub.qp_type == XR_QPT_UD ? ud_transition : rc_transition)(cur, next, &t))
+	if (!transition_of(qp)(cur, next, &t))
 		return -EINVAL;
 	if ((attrs & t.required) != t.required || (attrs & ~(t.required | t.optional)))
 		return -EINVAL;
@@ -473,6 +523,11 @@ static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 	if (qp->pub.qp_type == XR_QPT_UD &&
 	    ((wr->opcode != XR_WR_SEND && wr->opcode != XR_WR_SEND_WITH_IMM) || !wr->wr.ud.ah ||
 	     wr->wr.ud.ah->pd->core != qp->core || wr->wr.ud.remote_qpn > XR_QPN_MASK))
+		return -EINVAL;
+	/* UC has no responses: SEND and WRITE only, with or without immediate. */
+	if (qp->pub.qp_type == XR_QPT_UC && wr->opcode != XR_WR_SEND &&
+	    wr->opcode != XR_WR_SEND_WITH_IMM && wr->opcode != XR_WR_RDMA_WRITE &&
+	    wr->opcode != XR_WR_RDMA_WRITE_WITH_IMM)
 		return -EINVAL;
 	if (wi->flags & XR_WRF_LOCAL)
 		return validate_local_wr(qp, wr);

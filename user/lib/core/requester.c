@@ -82,10 +82,12 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 	bool is_read = xr_wr(w->opcode)->flags & XR_WRF_READ;
 	uint32_t len = w->length - off < qp->mtu ? w->length - off : qp->mtu;
 	bool last = is_read || pkt + 1 == w->npkts;
+	bool uc = qp->pub.qp_type == XR_QPT_UC;
 	struct xr_bth_fields bth = {
-	    .opcode = request_opcode(w, pkt),
+	    /* UC's opcodes are RC's in the UC transport's range; nothing acknowledges them. */
+	    .opcode = (uint8_t)(request_opcode(w, pkt) | (uc ? XR_TRANSPORT_UC : 0)),
 	    .se = last && (w->send_flags & XR_SEND_SOLICITED),
-	    .ackreq = ack_due(qp, xr_psn_add(w->first_psn, pkt), last),
+	    .ackreq = !uc && ack_due(qp, xr_psn_add(w->first_psn, pkt), last),
 	    .dqpn = qp->dest_qpn,
 	    .psn = xr_psn_add(w->first_psn, pkt),
 	};
@@ -269,4 +271,42 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
 			return;
 		}
 	}
+}
+
+int xr_uc_run(struct xr_qp_impl *qp)
+{
+	int sent = 0;
+
+	if (qp->pub.state != XR_QPS_RTS)
+		return 0;
+	while (qp->tx_idx != qp->sq_head) {
+		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
+		enum xr_wc_status st = XR_WC_SUCCESS;
+
+		if (!w->psn_assigned) {
+			st = start_wqe(qp, w);
+			qp->tx_pkt = 0;
+		} else if (qp->tx_pkt) {
+			/* Again for every packet: an MR can be deregistered while it is sent. */
+			st = xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0);
+		}
+		if (st != XR_WC_SUCCESS) {
+			xr_swqe_complete(w, st);
+			qp->tx_idx++;
+			xr_qp_retire_sends(qp);
+			xr_qp_to_error(qp);
+			return sent;
+		}
+		if (!send_packet(qp, w, qp->tx_pkt))
+			break; /* no transmit buffer now: the next round goes on from here */
+		sent++;
+		if (++qp->tx_pkt == w->npkts) {
+			/* Unreliable: a message is complete once its last packet left. */
+			xr_swqe_complete(w, XR_WC_SUCCESS);
+			qp->tx_idx++;
+			qp->tx_pkt = 0;
+		}
+	}
+	xr_qp_retire_sends(qp);
+	return sent;
 }
