@@ -443,17 +443,19 @@ static void json_qp(struct json_writer *w, uint32_t slot, const struct xr_qp_ent
 static void print_qp_text(uint32_t slot, const struct xr_qp_entry *e, bool first)
 {
 	if (first)
-		printf("%-8s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s\n", "qpn", "state",
-		       "dest", "expected/msn", "acked", "next", "rx", "tx", "retrans", "timeouts",
-		       "acks_xdp", "dups_xdp");
-	printf(
-	    "0x%06x %-6s 0x%06x 0x%06x/%-6u 0x%06x 0x%06x %10llu %10llu %8llu %8llu %9llu %9llu\n",
-	    XR_QPN_BASE + slot, name_of(qp_state_names, COUNT_OF(qp_state_names), e->qp_state),
-	    e->dest_qpn, (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
-	    (unsigned)(e->xdp_ack & XR_PSN_MASK), e->req_next_psn, (unsigned long long)e->rx_frames,
-	    (unsigned long long)e->counters.tx_frames, (unsigned long long)e->counters.retransmits,
-	    (unsigned long long)e->counters.timeouts, (unsigned long long)e->acks_absorbed,
-	    (unsigned long long)e->dups_answered);
+		printf("%-8s %-4s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s\n", "qpn",
+		       "type", "state", "dest", "expected/msn", "acked", "next", "rx", "tx",
+		       "retrans", "timeouts", "acks_xdp", "dups_xdp");
+	printf("0x%06x %-4s %-6s 0x%06x 0x%06x/%-6u 0x%06x 0x%06x %10llu %10llu %8llu %8llu %9llu "
+	       "%9llu\n",
+	       XR_QPN_BASE + slot, qp_type_name(e->qp_type),
+	       name_of(qp_state_names, COUNT_OF(qp_state_names), e->qp_state), e->dest_qpn,
+	       (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
+	       (unsigned)(e->xdp_ack & XR_PSN_MASK), e->req_next_psn,
+	       (unsigned long long)e->rx_frames, (unsigned long long)e->counters.tx_frames,
+	       (unsigned long long)e->counters.retransmits,
+	       (unsigned long long)e->counters.timeouts, (unsigned long long)e->acks_absorbed,
+	       (unsigned long long)e->dups_answered);
 }
 
 int report_qps(const struct report_options *o)
