@@ -10,13 +10,13 @@
 #   - two sender QPs to one receiver: src_qp and the sender's GID
 #     (xr_init_ah_from_wc), and replies through xr_create_ah_from_wc reach
 #     the QP they answer;
-#   - a wrong Q_Key (no completion, engine_rx_bad_qkey moved by exactly the
+#   - a wrong Q_Key (no completion, drop_bad_qkey, in XDP, moved by exactly the
 #     number sent), Q_Keys with the high bit set (the sending QP's own), MTU+1
 #     bytes (-EINVAL at post, nothing sent), a receive list too small
 #     (XR_WC_LOC_LEN_ERR), no receive posted (engine_rx_no_recv).
 # ud_e2e checks the counters case by case (running `xroce stats` itself,
 # XROCE is its path); after each run this script checks each end's totals:
-# engine_rx_bad_qkey and engine_rx_no_recv moved by exactly what the run
+# drop_bad_qkey and engine_rx_no_recv moved by exactly what the run
 # dropped on purpose, nothing was malformed, for an unknown QP or in a bad
 # state, and XDP counted the run's RoCEv2 frames over the family it used.
 # Needs root. Env: BUILD (build dir, default build).
@@ -112,16 +112,17 @@ run_family() {
 			[ "$dropped_bad" -eq 0 ] && [ "$dropped_none" -eq 0 ] ||
 				fail "$label: the client dropped $dropped_bad/$dropped_none on purpose, expected none"
 		fi
-		read -r bad none malformed unknown state icrc < <(counter "$ns" "$dev" \
-			engine_rx_bad_qkey engine_rx_no_recv engine_rx_malformed engine_rx_unknown_qp \
-			engine_rx_bad_state engine_rx_bad_icrc | paste -sd' ')
-		[ "$bad" -eq $((start_bad + dropped_bad)) ] ||
-			fail "$label: $dev: engine_rx_bad_qkey is $bad, expected $start_bad + $dropped_bad"
+		read -r bad engine_bad none malformed unknown state icrc < <(counter "$ns" "$dev" \
+			drop_bad_qkey engine_rx_bad_qkey engine_rx_no_recv engine_rx_malformed \
+			engine_rx_unknown_qp engine_rx_bad_state engine_rx_bad_icrc | paste -sd' ')
+		# A wrong Q_Key is XDP's to drop: the engine never sees one.
+		[ "$bad" -eq $((start_bad + dropped_bad)) ] && [ "$engine_bad" -eq 0 ] ||
+			fail "$label: $dev: drop_bad_qkey is $bad, expected $start_bad + $dropped_bad; engine_rx_bad_qkey $engine_bad, expected 0"
 		[ "$none" -eq $((start_none + dropped_none)) ] ||
 			fail "$label: $dev: engine_rx_no_recv is $none, expected $start_none + $dropped_none"
 		[ "$malformed$unknown$state$icrc" = 0000 ] ||
 			fail "$label: $dev: engine_rx_malformed/unknown_qp/bad_state/bad_icrc are $malformed/$unknown/$state/$icrc, expected 0"
-		echo "ok   $label: $dev: engine_rx_bad_qkey +$dropped_bad, engine_rx_no_recv +$dropped_none, nothing else dropped"
+		echo "ok   $label: $dev: drop_bad_qkey (XDP) +$dropped_bad, engine_rx_no_recv +$dropped_none, nothing else dropped"
 
 		# Every RoCEv2 frame of the run came over the family of the GIDs.
 		read -r all v6 < <(roce_frames "$ns" "$dev")

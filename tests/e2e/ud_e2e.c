@@ -16,7 +16,7 @@
  * immediate data, qp_num, src_qp), its 40-byte GRH byte for byte (20 zero
  * bytes then the sender's IPv4 header, or the IPv6 header) and its payload,
  * with a canary around every receive area. Drops are checked against the
- * receiving interface's engine counters (engine_rx_bad_qkey,
+ * receiving interface's counters (drop_bad_qkey, in XDP;
  * engine_rx_no_recv, as `xroce stats IFNAME` prints them; the loader's path
  * is in the environment variable XROCE), which must move by exactly the
  * number of datagrams dropped. Each side prints its counters at the start
@@ -245,7 +245,7 @@ static bool read_counts(struct e2e_ctx *c, struct counts *k, struct report *r)
 	} fields[] = {
 	    {"engine_rx_frames", offsetof(struct counts, rx_frames)},
 	    {"engine_tx_frames", offsetof(struct counts, tx_frames)},
-	    {"engine_rx_bad_qkey", offsetof(struct counts, rx_bad_qkey)},
+	    {"drop_bad_qkey", offsetof(struct counts, rx_bad_qkey)}, /* XDP drops them */
 	    {"engine_rx_no_recv", offsetof(struct counts, rx_no_recv)},
 	};
 	char text[STATS_MAX_OUTPUT];
@@ -294,14 +294,13 @@ static bool expect_drops(struct e2e_ctx *c, size_t offset, const char *name, uin
 	memcpy(&v, (char *)now + offset, sizeof(v));
 	memcpy(&ov, (char *)now + other, sizeof(ov));
 	if (v - b != want) {
-		report_fail(r, "engine_%s moved by %" PRIu64 ", expected %" PRIu64, name, v - b,
-			    want);
+		report_fail(r, "%s moved by %" PRIu64 ", expected %" PRIu64, name, v - b, want);
 		return false;
 	}
 	if (ov != ob) {
-		report_fail(r, "engine_%s moved by %" PRIu64 ", expected 0",
-			    offset == offsetof(struct counts, rx_bad_qkey) ? "rx_no_recv"
-									   : "rx_bad_qkey",
+		report_fail(r, "%s moved by %" PRIu64 ", expected 0",
+			    offset == offsetof(struct counts, rx_bad_qkey) ? "engine_rx_no_recv"
+									   : "drop_bad_qkey",
 			    ov - ob);
 		return false;
 	}
@@ -312,7 +311,7 @@ static bool expect_bad_qkey(struct e2e_ctx *c, uint64_t want, struct report *r)
 {
 	struct counts now;
 
-	if (!expect_drops(c, offsetof(struct counts, rx_bad_qkey), "rx_bad_qkey", want,
+	if (!expect_drops(c, offsetof(struct counts, rx_bad_qkey), "drop_bad_qkey", want,
 			  c->qp[0].recv_cq, &now, r))
 		return false;
 	c->dropped_bad_qkey += want;
@@ -323,7 +322,7 @@ static bool expect_no_recv(struct e2e_ctx *c, uint64_t want, struct report *r)
 {
 	struct counts now;
 
-	if (!expect_drops(c, offsetof(struct counts, rx_no_recv), "rx_no_recv", want,
+	if (!expect_drops(c, offsetof(struct counts, rx_no_recv), "engine_rx_no_recv", want,
 			  c->qp[0].recv_cq, &now, r))
 		return false;
 	c->dropped_no_recv += want;
@@ -844,7 +843,7 @@ static void bad_qkey_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx
 		if (!receive_one(c, 0, &e, r) || !read_counts(c, &now, r))
 			return;
 		if (now.rx_bad_qkey != c->before.rx_bad_qkey + BAD_QKEY_SENDS)
-			return report_fail(r, "engine_rx_bad_qkey moved again, to +%" PRIu64,
+			return report_fail(r, "drop_bad_qkey moved again, to +%" PRIu64,
 					   now.rx_bad_qkey - c->before.rx_bad_qkey);
 		report_ok(r, "the receive left posted took the next datagram, with the right "
 			     "Q_Key");
@@ -855,8 +854,7 @@ static void bad_qkey_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx
 	bad = canary_mismatch(area(c, 0), AREA_SIZE);
 	if (bad >= 0)
 		return report_fail(r, "the posted receive's byte %zd was written", bad);
-	report_ok(r, "no completion, receive area untouched, engine_rx_bad_qkey +%d",
-		  BAD_QKEY_SENDS);
+	report_ok(r, "no completion, receive area untouched, drop_bad_qkey +%d", BAD_QKEY_SENDS);
 }
 
 /* ---- case: Q_Keys with the high bit set: the sending QP's own ------------------------- */
@@ -937,7 +935,8 @@ static void own_qkey_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx
 		bad = canary_mismatch(area(c, 2), AREA_SIZE);
 		if (bad >= 0)
 			return report_fail(r, "the posted receive's byte %zd was written", bad);
-		report_ok(r, "dropped (that QP's own Q_Key is not ours), engine_rx_bad_qkey +1");
+		report_ok(r,
+			  "dropped (that QP's own Q_Key is not ours), drop_bad_qkey +1 (in XDP)");
 		break;
 	}
 	default: {
