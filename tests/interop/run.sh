@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
-# make interop: xroce-pingpong against an unmodified ibv_rc_pingpong on Linux
-# Soft-RoCE (rdma_rxe) in a qemu guest booted by rxe-peer (see its README).
+# make interop: xroce-pingpong against an unmodified ibv_rc_pingpong, and
+# xroce-ud-pingpong against an unmodified ibv_ud_pingpong, on Linux Soft-RoCE
+# (rdma_rxe) in a qemu guest booted by rxe-peer (see its README).
 # For each size, two runs of ITERS round trips with --chk on both sides:
-#   guest-server  ibv_rc_pingpong server in rxeA, xroce-pingpong client in xrhost
-#   xroce-server  xroce-pingpong server in xrhost, ibv_rc_pingpong client in rxeA
-# over IPv4 (GID index 1, ::ffff:a.b.c.d), then for each of SIZES_V6 the same
-# two runs over IPv6 with the link-local GIDs (-g 0, fe80::/64 from the MAC).
-# A run passes when both sides exit 0, both print the summary lines and the
-# guest reports no invalid data. Prints PASS/FAIL per run, then
-# "N passed, N failed"; exits non-zero when anything failed.
+#   guest-server  ibv_*_pingpong server in rxeA, xroce's client in xrhost
+#   xroce-server  xroce's server in xrhost, ibv_*_pingpong client in rxeA
+# RC (ibv_rc_pingpong) over IPv4 (GID index 1, ::ffff:a.b.c.d) for each of
+# SIZES, then over IPv6 with the link-local GIDs (-g 0, fe80::/64 from the
+# MAC) for each of SIZES_V6; UD (ibv_ud_pingpong, runs named "ud ...": one
+# datagram per message, at most the path MTU, 1024 on these 1500-byte links)
+# over IPv4 for each of SIZES_UD and over IPv6 for each of SIZES_UD_V6.
+# A run passes when both sides exit 0, both print the summary lines, the
+# guest reports no invalid data and both GIDs are the expected ones.
+# The UD xroce-server run of CAPTURE_UD_SIZE bytes over IPv4 is captured on
+# the guest's tap (rxe-peer capture, whole frames) and passes only if, with
+# tshark, each side sent ITERS UD SEND-only datagrams (opcode 0x64) with the
+# DETH Q_Key 0x11111111, its own QPN as DETH source QP, the other's as BTH
+# destination QP, consecutive PSNs from the one it announced, and every ICRC
+# checks out; xroce's must also carry what rxe's do (UDP source port 0xC000 +
+# the 14-bit hash of the QPN, checksum 0, TTL 64, DF, DSCP/ECN 0, P_Key
+# 0xFFFF, no AckReq); what rxe sent is printed under the run.
+# Prints PASS/FAIL per run, then "N passed, N failed"; exits non-zero when
+# anything failed.
 # The guest and xroce's attachment to xrhost0 are torn down on every exit path.
 #
 # Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
-# ../shared/rxe-peer/rxe-peer next to the repository), SIZES, SIZES_V6, ITERS,
+# ../shared/rxe-peer/rxe-peer next to the repository), SIZES, SIZES_V6,
+# SIZES_UD, SIZES_UD_V6, CAPTURE_UD_SIZE (empty: no capture), ITERS,
 # GUEST_TIMEOUT (seconds a guest tool may run, default 120).
 set -u
 # A relative RXE_PEER is the caller's, from where they started us.
@@ -22,6 +36,9 @@ BUILD=${BUILD:-build}
 RXE_PEER=${RXE_PEER:-$PWD/../shared/rxe-peer/rxe-peer}
 SIZES=${SIZES:-1 1024 4096 16384 65536}
 SIZES_V6=${SIZES_V6:-1 4096 65536}
+SIZES_UD=${SIZES_UD:-1 512 1024}
+SIZES_UD_V6=${SIZES_UD_V6:-1024}
+CAPTURE_UD_SIZE=${CAPTURE_UD_SIZE-1024}
 ITERS=${ITERS:-100}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
 
@@ -39,6 +56,7 @@ guest_ll=fe80::5054:ff:fe77:1
 DAD_WAIT_TENTHS=100
 
 pingpong=$(readlink -f "$BUILD/xroce-pingpong")
+ud_pingpong=$(readlink -f "$BUILD/xroce-ud-pingpong")
 xroce=$(readlink -f "$BUILD/xroce")
 logdir=$(mktemp -d /tmp/xroce-interop.XXXXXX)
 server_pid=""
@@ -77,7 +95,7 @@ trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, qemu)"
 [ -x "$RXE_PEER" ] || die "rxe-peer not found at $RXE_PEER (set RXE_PEER)"
-for bin in "$pingpong" "$xroce"; do
+for bin in "$pingpong" "$ud_pingpong" "$xroce"; do
 	[ -x "$bin" ] || die "$bin is missing (make all)"
 done
 
@@ -122,14 +140,25 @@ gid_ok() {
 		grep -q "remote address: .*GID $(guest_gid "$gid_index")\$" "$log"
 }
 
-# report NAME HOST_STATUS GUEST_STATUS HOST_LOG GUEST_LOG SIZE GID_INDEX [WHY_IT_FAILED]
+# The tools of a KIND of run: rc or ud.
+host_tool() {
+	if [ "$1" = ud ]; then echo xroce-ud-pingpong; else echo xroce-pingpong; fi
+}
+host_bin() {
+	if [ "$1" = ud ]; then echo "$ud_pingpong"; else echo "$pingpong"; fi
+}
+guest_tool() {
+	echo "ibv_$1_pingpong"
+}
+
+# report KIND NAME HOST_STATUS GUEST_STATUS HOST_LOG GUEST_LOG SIZE GID_INDEX [WHY_IT_FAILED [NOTE]]
 report() {
-	local name=$1 host_status=$2 guest_status=$3 host_log=$4 guest_log=$5 size=$6 gid_index=$7
-	local why=${8:-}
+	local kind=$1 name=$2 host_status=$3 guest_status=$4 host_log=$5 guest_log=$6 size=$7
+	local gid_index=$8 why=${9:-} note=${10:-}
 	if [ -n "$why" ]; then
 		:
 	elif [ "$host_status" -ne 0 ] || [ "$guest_status" -ne 0 ]; then
-		why="xroce-pingpong exit $host_status, ibv_rc_pingpong exit $guest_status"
+		why="$(host_tool "$kind") exit $host_status, $(guest_tool "$kind") exit $guest_status"
 	elif ! gid_ok "$host_log" "$gid_index"; then
 		why="GIDs at index $gid_index are not $(host_gid "$gid_index") and $(guest_gid "$gid_index")"
 	elif ! summary_ok "$host_log" "$size" || ! summary_ok "$guest_log" "$size"; then
@@ -138,6 +167,7 @@ report() {
 	if [ -z "$why" ]; then
 		passed=$((passed + 1))
 		printf 'PASS %-28s %s\n' "$name" "$(grep -h 'usec/iter' "$host_log")"
+		[ -z "$note" ] || echo "${note//$'\n'/$'\n'    }" | sed '1s/^/    /'
 	else
 		failed=$((failed + 1))
 		failures+=("$name")
@@ -149,21 +179,142 @@ report() {
 	fi
 }
 
-# guest_pingpong SIZE GID_INDEX [SERVER]
+# guest_pingpong KIND SIZE GID_INDEX [SERVER]
 guest_pingpong() {
-	echo "timeout $GUEST_TIMEOUT ibv_rc_pingpong -g $2 -n $ITERS -s $1 --chk ${3:-}"
+	echo "timeout $GUEST_TIMEOUT $(guest_tool "$1") -g $3 -n $ITERS -s $2 --chk ${4:-}"
 }
 
-# run_guest_server SIZE GID_INDEX
+# run_name KIND DIRECTION SIZE GID_INDEX, run_tag (the same for log names):
+# RC runs keep their historical names, UD runs start with "ud".
+run_name() {
+	if [ "$1" = ud ]; then echo "ud $2 -g $4 -s $3"; else echo "$2 -g $4 -s $3"; fi
+}
+run_tag() {
+	if [ "$1" = ud ]; then echo "ud-$2-g$4-$3"; else echo "$2-g$4-$3"; fi
+}
+
+# QPN and PSN of the local or remote address line of a pingpong log, as numbers.
+address_of() {
+	sed -n "s/^  $2 address: .*QPN \(0x[0-9a-f]*\), PSN \(0x[0-9a-f]*\)[:,] GID .*/\1 \2/p" "$1" |
+		head -n 1
+}
+
+# The UDP source port rxe gives a QP: 0xC000 + hash_32(QPN, 14).
+rxe_sport() {
+	echo $((0xC000 + ((($1 * 0x61C88647) & 0xffffffff) >> 18)))
+}
+
+# ud_capture_why PCAP HOST_LOG SIZE NOTE_FILE: why the capture of a UD run
+# over IPv4 is not what the header of this script says (nothing when it is);
+# writes what rxe sent to NOTE_FILE.
+ud_capture_why() {
+	local pcap=$1 host_log=$2 size=$3 note=$4 hq hpsn gq gpsn icrc
+	local pad=$(((4 - size % 4) % 4)) ip_len
+	ip_len=$((20 + 8 + 12 + 8 + size + pad + 4))
+	read -r hq hpsn <<<"$(address_of "$host_log" local)"
+	read -r gq gpsn <<<"$(address_of "$host_log" remote)"
+	if [ -z "$hq" ] || [ -z "$gq" ]; then
+		echo "no QPNs in $(basename "$host_log")"
+		return
+	fi
+	tshark -r "$pcap" -Y 'udp.dstport == 4791 && !icmp' -T fields -E separator=, \
+		-e ip.src -e ip.ttl -e ip.flags.df -e ip.dsfield -e ip.id -e ip.len -e udp.srcport \
+		-e udp.checksum -e infiniband.bth.opcode -e infiniband.bth.se -e infiniband.bth.m \
+		-e infiniband.bth.padcnt -e infiniband.bth.tver -e infiniband.bth.p_key \
+		-e infiniband.bth.destqp -e infiniband.bth.a -e infiniband.bth.psn \
+		-e infiniband.deth.q_key -e infiniband.deth.srcqp \
+		>"$pcap.fields" 2>"$pcap.tshark.log" || {
+		echo "tshark failed: $(tail -n 1 "$pcap.tshark.log")"
+		return
+	}
+	local n_host=0 n_guest=0 first_id="" last_id="" guest_fields=""
+	local src ttl df ds id len sport csum op se m padcnt tver pkey dqp a psn qkey sqp fields
+	while IFS=, read -r src ttl df ds id len sport csum op se m padcnt tver pkey dqp a psn qkey sqp; do
+		local own peer n start
+		if [ "$src" = "$host_ip" ]; then
+			own=$hq peer=$gq n=$n_host start=$hpsn
+			n_host=$((n_host + 1))
+		elif [ "$src" = "$guest_ip" ]; then
+			own=$gq peer=$hq n=$n_guest start=$gpsn
+			n_guest=$((n_guest + 1))
+			[ -n "$first_id" ] || first_id=$id
+			last_id=$id
+			fields="sport $sport csum $csum ttl $ttl df $df dsfield $ds pkey $pkey tver $tver ackreq $a se $se migreq $m padcnt $padcnt"
+			if [ -z "$guest_fields" ]; then
+				guest_fields=$fields
+			elif [ "$fields" != "${guest_fields% (not in every datagram)}" ]; then
+				guest_fields="${guest_fields% (not in every datagram)} (not in every datagram)"
+			fi
+		else
+			continue
+		fi
+		if [ "$op" != 100 ] || [ $((qkey)) -ne $((0x11111111)) ] || [ $((sqp)) -ne $((own)) ] ||
+			[ $((dqp)) -ne $((peer)) ] || [ "$len" != "$ip_len" ] ||
+			[ "$psn" -ne $(((start + n) & 0xffffff)) ]; then
+			echo "datagram $((n + 1)) from $src: opcode $op, Q_Key $qkey, source QP $sqp, destination QP $dqp, IPv4 length $len, PSN $psn; expected 100, 0x11111111, $own, $peer, $ip_len, $(((start + n) & 0xffffff))"
+			return
+		fi
+		if [ "$src" = "$host_ip" ] &&
+			[ "sport $sport csum $csum ttl $ttl df $df dsfield $ds pkey $pkey tver $tver ackreq $a se $se migreq $m padcnt $padcnt" != \
+				"sport $(rxe_sport "$hq") csum 0x0000 ttl 64 df 1 dsfield 0x00 pkey 65535 tver 0 ackreq 0 se 0 migreq 0 padcnt $pad" ]; then
+			echo "xroce's datagram $((n + 1)): sport $sport csum $csum ttl $ttl df $df dsfield $ds pkey $pkey tver $tver ackreq $a se $se migreq $m padcnt $padcnt; expected sport $(rxe_sport "$hq") csum 0x0000 ttl 64 df 1 dsfield 0x00 pkey 65535 tver 0 ackreq 0 se 0 migreq 0 padcnt $pad"
+			return
+		fi
+	done <"$pcap.fields"
+	if [ "$n_host" -ne "$ITERS" ] || [ "$n_guest" -ne "$ITERS" ]; then
+		echo "the capture holds $n_host datagrams from xroce and $n_guest from rxe, expected $ITERS each"
+		return
+	fi
+	icrc=$("$RXE_PEER" icrc "$pcap" 2>&1)
+	if ! grep -q "ICRC ok=$((2 * ITERS)) bad=0" <<<"$icrc"; then
+		echo "ICRC check: $icrc"
+		return
+	fi
+	{
+		echo "capture: $((2 * ITERS)) UD SEND-only datagrams, DETH Q_Key 0x11111111, source QPs $hq (xroce) and $gq (rxe), PSNs consecutive from the announced ones, every ICRC good"
+		echo "rxe sent: $guest_fields (its QPN's hash gives $(rxe_sport "$gq")), IP IDs $first_id..$last_id, PSNs from $gpsn"
+	} >"$note"
+}
+
+# capture_begin PCAP / capture_end: the whole frames on the guest's tap.
+capture_begin() {
+	"$RXE_PEER" capture start "$1" 'udp port 4791' >"$1.log" 2>&1
+}
+capture_end() {
+	"$RXE_PEER" capture stop >>"$1.log" 2>&1
+}
+
+# finish KIND NAME HOST_STATUS GUEST_STATUS HOST_LOG GUEST_LOG SIZE GID_INDEX PCAP:
+# report, after checking the capture (if any) of a run that passed so far.
+finish() {
+	local pcap=$9 why="" note="" note_file
+	if [ -n "$pcap" ]; then
+		capture_end "$pcap" || why="rxe-peer capture stop failed: $(tail -n 3 "$pcap.log")"
+		if [ -z "$why" ] && [ "$3" -eq 0 ] && [ "$4" -eq 0 ]; then
+			note_file=$pcap.note
+			why=$(ud_capture_why "$pcap" "$5" "$7" "$note_file")
+			[ -n "$why" ] || note=$(cat "$note_file")
+		fi
+	fi
+	report "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$why" "$note"
+}
+
+# run_guest_server KIND SIZE GID_INDEX [PCAP]
 run_guest_server() {
-	local size=$1 gid_index=$2 id host_status=0 guest_status=0
-	local name="guest-server -g $2 -s $1" tag=guest-server-g$2-$1
+	local kind=$1 size=$2 gid_index=$3 pcap=${4:-} id host_status=0 guest_status=0 name tag
+	name=$(run_name "$kind" guest-server "$size" "$gid_index")
+	tag=$(run_tag "$kind" guest-server "$size" "$gid_index")
 	local host_log=$logdir/$tag.xroce.log guest_log=$logdir/$tag.rxe.log
-	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$size" "$gid_index")") ||
+	if [ -n "$pcap" ] && ! capture_begin "$pcap"; then
+		report "$kind" "$name" 0 0 /dev/null "$pcap.log" "$size" "$gid_index" \
+			"rxe-peer capture start failed"
+		return
+	fi
+	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$kind" "$size" "$gid_index")") ||
 		die "rxe-peer start failed"
-	# The guest server needs 2-3 s to listen; xroce-pingpong also retries a refused connect.
+	# The guest server needs 2-3 s to listen; xroce's client also retries a refused connect.
 	sleep 3
-	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$pingpong" -d "$host_if" -g $gid_index \
+	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$(host_bin "$kind")" -d "$host_if" -g "$gid_index" \
 		-n "$ITERS" -s "$size" --chk "$guest_ip" >"$host_log" 2>&1 || host_status=$?
 	# If we failed before the exchange, the guest server still waits in accept():
 	# a connection that closes at once makes it give up now rather than at its timeout.
@@ -171,7 +322,8 @@ run_guest_server() {
 		in_host_ns timeout 5 bash -c "exec 3<>/dev/tcp/$guest_ip/18515" 2>/dev/null
 	fi
 	"$RXE_PEER" wait "$guest" "$id" $((GUEST_TIMEOUT + 30)) >"$guest_log" 2>&1 || guest_status=$?
-	report "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size" "$gid_index"
+	finish "$kind" "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size" \
+		"$gid_index" "$pcap"
 }
 
 # Waits up to 20 s for our server to listen: the guest client connects only once.
@@ -185,38 +337,58 @@ wait_listening() {
 	return 1
 }
 
-# run_xroce_server SIZE GID_INDEX
+# run_xroce_server KIND SIZE GID_INDEX [PCAP]
 run_xroce_server() {
-	local size=$1 gid_index=$2 id host_status=0 guest_status=0
-	local name="xroce-server -g $2 -s $1" tag=xroce-server-g$2-$1
+	local kind=$1 size=$2 gid_index=$3 pcap=${4:-} id host_status=0 guest_status=0 name tag
+	name=$(run_name "$kind" xroce-server "$size" "$gid_index")
+	tag=$(run_tag "$kind" xroce-server "$size" "$gid_index")
 	local host_log=$logdir/$tag.xroce.log guest_log=$logdir/$tag.rxe.log
-	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$pingpong" -d "$host_if" -g $gid_index \
+	if [ -n "$pcap" ] && ! capture_begin "$pcap"; then
+		report "$kind" "$name" 0 0 /dev/null "$pcap.log" "$size" "$gid_index" \
+			"rxe-peer capture start failed"
+		return
+	fi
+	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$(host_bin "$kind")" -d "$host_if" -g "$gid_index" \
 		-n "$ITERS" -s "$size" --chk >"$host_log" 2>&1 &
 	server_pid=$!
 	if ! wait_listening; then
 		kill "$server_pid" 2>/dev/null
 		wait "$server_pid" || host_status=$?
 		server_pid=""
+		[ -z "$pcap" ] || capture_end "$pcap"
 		echo "(not started)" >"$guest_log"
-		report "$name" "$host_status" 0 "$host_log" "$guest_log" "$size" "$gid_index" \
-			"xroce-pingpong did not listen on port 18515 (exit $host_status)"
+		report "$kind" "$name" "$host_status" 0 "$host_log" "$guest_log" "$size" "$gid_index" \
+			"$(host_tool "$kind") did not listen on port 18515 (exit $host_status)"
 		return
 	fi
-	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$size" "$gid_index" "$host_ip")") ||
+	id=$("$RXE_PEER" start "$guest" "$(guest_pingpong "$kind" "$size" "$gid_index" "$host_ip")") ||
 		die "rxe-peer start failed"
 	"$RXE_PEER" wait "$guest" "$id" $((GUEST_TIMEOUT + 30)) >"$guest_log" 2>&1 || guest_status=$?
 	wait "$server_pid" || host_status=$?
 	server_pid=""
-	report "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size" "$gid_index"
+	finish "$kind" "$name" "$host_status" "$guest_status" "$host_log" "$guest_log" "$size" \
+		"$gid_index" "$pcap"
 }
 
 for size in $SIZES; do
-	run_guest_server "$size" 1
-	run_xroce_server "$size" 1
+	run_guest_server rc "$size" 1
+	run_xroce_server rc "$size" 1
 done
 for size in $SIZES_V6; do
-	run_guest_server "$size" 0
-	run_xroce_server "$size" 0
+	run_guest_server rc "$size" 0
+	run_xroce_server rc "$size" 0
+done
+# UD after RC: rxe's QPNs have moved on from xroce's (0x11), so that the
+# capture tells a source QP from a destination QP.
+for size in $SIZES_UD; do
+	run_guest_server ud "$size" 1
+	pcap=""
+	[ "$size" = "$CAPTURE_UD_SIZE" ] && pcap=$logdir/ud-xroce-server-g1-$size.pcap
+	run_xroce_server ud "$size" 1 "$pcap"
+done
+for size in $SIZES_UD_V6; do
+	run_guest_server ud "$size" 0
+	run_xroce_server ud "$size" 0
 done
 
 # perftest (ib_*_bw, ib_*_lat) against xroce-perf on the same guest; adds to the counts.
