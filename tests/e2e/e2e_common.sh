@@ -20,6 +20,9 @@
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
 #                       $roce_port (netns_run_pair); both must exit 0, find a
 #                       path MTU of 1024 and print a PASS summary, or fail.
+# e2e_wait_dad          waits (10 s at most) until neither end has a tentative
+#                       IPv6 address: link-local GIDs answer once duplicate
+#                       address detection is done; or fails.
 # e2e_check_stats       prints both ends' xroce stats; fails unless each has
 #                       no malformed-frame drops and redirected frames
 #                       (netns_check_stats).
@@ -102,4 +105,15 @@ e2e_check_stats() {
 	netns_check_stats "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" >"$logdir/stats" || status=1
 	cat "$logdir/stats"
 	[ "$status" -eq 0 ] || fail "$(tail -n 1 "$logdir/stats")"
+}
+
+e2e_wait_dad() {
+	local end _
+	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
+		for _ in $(seq 100); do
+			[ -z "$(ip -n "${end%%:*}" -6 addr show dev "${end#*:}" tentative)" ] && continue 2
+			sleep 0.1
+		done
+		fail "${end#*:}: IPv6 addresses still tentative after 10 s"
+	done
 }

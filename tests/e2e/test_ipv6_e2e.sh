@@ -19,8 +19,6 @@ xroce=$BUILD/xroce
 roce_port=$((20000 + $$ % 20000))
 # A /64 of its own per run, so that concurrent tests share no address.
 prefix=fd00:77:$(printf '%x' $(($$ % 65536)))
-# Link-local addresses are usable once duplicate address detection is done.
-DAD_WAIT_TENTHS=100
 
 # shellcheck source=tests/e2e/e2e_common.sh
 source tests/e2e/e2e_common.sh
@@ -30,14 +28,7 @@ netns_pair v6e "$(e2e_subnet)" || fail "could not create the namespaces"
 ip -n "$NETNS_A" -6 addr add "$prefix::1/64" dev "$VETH_A" nodad &&
 	ip -n "$NETNS_B" -6 addr add "$prefix::2/64" dev "$VETH_B" nodad ||
 	fail "could not add the IPv6 addresses"
-for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-	for _ in $(seq "$DAD_WAIT_TENTHS"); do
-		[ -z "$(ip -n "${end%%:*}" -6 addr show dev "${end#*:}" tentative)" ] && break
-		sleep 0.1
-	done
-	[ -z "$(ip -n "${end%%:*}" -6 addr show dev "${end#*:}" tentative)" ] ||
-		fail "${end#*:}: IPv6 addresses still tentative after $((DAD_WAIT_TENTHS / 10)) s"
-done
+e2e_wait_dad
 e2e_attach_both
 
 # gid_index NS DEV PREFIX: the index of DEV's GID that starts with PREFIX

@@ -26,8 +26,6 @@ BUILD=${BUILD:-build}
 e2e=$BUILD/tests/ud_e2e
 xroce=$BUILD/xroce
 roce_port=$((20000 + $$ % 20000))
-# Link-local addresses are usable once duplicate address detection is done.
-DAD_WAIT_TENTHS=100
 # What the server's cases drop on purpose: 3 + 1 wrong Q_Keys, 2 without a receive.
 WANT_BAD_QKEY=4
 WANT_NO_RECV=2
@@ -59,18 +57,6 @@ roce_frames() {
 		$1 == "roce_ipv6" { v6 = $2 }
 		$1 !~ /^(engine_|passed_non_roce|acks_to_engine|roce_ipv6)/ { roce += $2 }
 		END { print roce + 0, v6 + 0 }'
-}
-
-wait_for_dad() {
-	local end
-	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-		for _ in $(seq "$DAD_WAIT_TENTHS"); do
-			[ -z "$(ip -n "${end%%:*}" -6 addr show dev "${end#*:}" tentative)" ] && break
-			sleep 0.1
-		done
-		[ -z "$(ip -n "${end%%:*}" -6 addr show dev "${end#*:}" tentative)" ] ||
-			fail "${end#*:}: IPv6 addresses still tentative after $((DAD_WAIT_TENTHS / 10)) s"
-	done
 }
 
 # run_family LABEL PORT GID_A_PREFIX GID_B_PREFIX [-g INDEX]: every case,
@@ -137,7 +123,7 @@ run_family() {
 }
 
 run_family IPv4 "$roce_port" "::ffff:$ADDR_A" "::ffff:$ADDR_B"
-wait_for_dad
+e2e_wait_dad
 run_family IPv6 $((roce_port + 1)) "fe80::" "fe80::" -g 0
 
 e2e_check_stats

@@ -27,7 +27,6 @@ BUILD=${BUILD:-build}
 pingpong=$BUILD/xroce-ud-pingpong
 xroce=$BUILD/xroce
 iters=100
-DAD_WAIT_TENTHS=100
 
 # shellcheck source=tests/e2e/e2e_common.sh
 source tests/e2e/e2e_common.sh
@@ -73,14 +72,7 @@ stat() {
 }
 
 # The link-local addresses (the GIDs at index 0) answer once DAD is done.
-for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-	for _ in $(seq "$DAD_WAIT_TENTHS"); do
-		[ -z "$(ip -n "${end%%:*}" -6 addr show dev "${end#*:}" tentative)" ] && break
-		sleep 0.1
-	done
-	[ -z "$(ip -n "${end%%:*}" -6 addr show dev "${end#*:}" tentative)" ] ||
-		fail "${end#*:}: IPv6 addresses still tentative after $((DAD_WAIT_TENTHS / 10)) s"
-done
+e2e_wait_dad
 
 # check_frames RUN: each end's engine, whose counters start at zero when a
 # process opens the device, sent and received exactly one frame per message

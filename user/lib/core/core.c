@@ -134,6 +134,19 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 	return next;
 }
 
+void xr_core_path_init(const struct xr_core *core, struct xr_path *path,
+		       const struct xr_global_route *grh, const uint8_t dmac[6])
+{
+	memcpy(path->smac, core->mac, 6);
+	memcpy(path->dmac, dmac, 6);
+	path->sgid = core->gids[grh->sgid_index];
+	path->dgid = grh->dgid;
+	path->traffic_class = grh->traffic_class;
+	path->flow_label = grh->flow_label;
+	/* ib_core takes the hop limit from the route (64 here), not from the AH, as rxe shows. */
+	path->hop_limit = 64;
+}
+
 uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
 			     const struct xr_bth_fields *bth, uint32_t payload_len,
 			     struct xr_pkt_out *out)

@@ -365,6 +365,9 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port);
 void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now);
 /* Transmit what can be, fire due timers; returns the next deadline (0 = none). */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now);
+/* The path from our GID grh->sgid_index to grh->dgid via dmac (udp_sport is the caller's). */
+void xr_core_path_init(const struct xr_core *core, struct xr_path *path,
+		       const struct xr_global_route *grh, const uint8_t dmac[6]);
 /* Builds the headers of a frame for qp: NULL when no tx buffer is free. */
 uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
 			     const struct xr_bth_fields *bth, uint32_t payload_len,
@@ -550,6 +553,9 @@ void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now);
 void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping);
 
 /* ---- responder.c ---- */
+/* Completes the receive WQE at the tail with the message pkt ends (RC and UC). */
+void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
+		      uint32_t byte_len);
 void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
 /* Sends pending READ responses and atomic ACKs as transmit buffers allow. */
 void xr_responder_run(struct xr_qp_impl *qp);

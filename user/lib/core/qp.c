@@ -300,14 +300,7 @@ static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, c
 
 		qp->ah = a->ah_attr;
 		qp->sgid_index = grh->sgid_index;
-		memcpy(qp->path.smac, core->mac, 6);
-		memcpy(qp->path.dmac, dmac, 6);
-		qp->path.sgid = core->gids[grh->sgid_index];
-		qp->path.dgid = grh->dgid;
-		qp->path.traffic_class = grh->traffic_class;
-		qp->path.flow_label = grh->flow_label;
-		/* rxe takes the hop limit from the route, not the AH: 64 */
-		qp->path.hop_limit = 64;
+		xr_core_path_init(core, &qp->path, grh, dmac);
 	}
 	if (mask & (XR_QP_AV | XR_QP_DEST_QPN))
 		qp->path.udp_sport =

@@ -68,8 +68,8 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 	xr_qp_to_error(qp);
 }
 
-static void complete_recv(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
-			  uint32_t byte_len)
+void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
+		      uint32_t byte_len)
 {
 	struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
 	struct xr_wc wc = {.wr_id = r->wr_id,
@@ -149,7 +149,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	xr_sgl_copy_in(qp->core, r->sge, r->num_sge, qp->recv_off, pkt->payload, pkt->payload_len);
 	qp->recv_off += pkt->payload_len;
 	if (f & XR_OPF_LAST) {
-		complete_recv(qp, pkt, XR_WC_RECV, qp->recv_off);
+		xr_recv_complete(qp, pkt, XR_WC_RECV, qp->recv_off);
 		qp->msn = (qp->msn + 1) & 0xffffff;
 	}
 	return true;
@@ -207,7 +207,7 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	if (f & XR_OPF_LAST) {
 		qp->write_active = false;
 		if (f & XR_OPF_RECV_WQE)
-			complete_recv(qp, pkt, XR_WC_RECV_RDMA_WITH_IMM, qp->write_total);
+			xr_recv_complete(qp, pkt, XR_WC_RECV_RDMA_WITH_IMM, qp->write_total);
 		qp->msn = (qp->msn + 1) & 0xffffff;
 	}
 	return true;

@@ -21,25 +21,6 @@ static void drop_message(struct xr_qp_impl *qp)
 	qp->core->stats.uc_dropped_msgs++;
 }
 
-static void complete_recv(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
-			  uint32_t byte_len)
-{
-	struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
-	struct xr_wc wc = {.wr_id = r->wr_id,
-			   .status = XR_WC_SUCCESS,
-			   .opcode = opcode,
-			   .byte_len = byte_len,
-			   .qp_num = qp->pub.qp_num,
-			   .src_qp = qp->dest_qpn};
-
-	if (pkt->opflags & XR_OPF_IMMDT) {
-		wc.imm_data = pkt->imm_be;
-		wc.wc_flags = XR_WC_WITH_IMM;
-	}
-	xr_cq_push(qp->rcq, &wc, pkt->se);
-	qp->rq_tail++;
-}
-
 /* A receive WQE for a message that needs one, and room to report it. */
 static bool have_recv(const struct xr_qp_impl *qp)
 {
@@ -64,8 +45,7 @@ static bool place_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	xr_sgl_copy_in(qp->core, r->sge, r->num_sge, qp->recv_off, pkt->payload, pkt->payload_len);
 	qp->recv_off += pkt->payload_len;
 	if (pkt->opflags & XR_OPF_LAST) {
-		complete_recv(qp, pkt, XR_WC_RECV, qp->recv_off);
-		qp->recv_active = false;
+		xr_recv_complete(qp, pkt, XR_WC_RECV, qp->recv_off);
 	}
 	return true;
 }
@@ -98,7 +78,7 @@ static bool place_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	if (f & XR_OPF_LAST) {
 		qp->write_active = false;
 		if (f & XR_OPF_RECV_WQE)
-			complete_recv(qp, pkt, XR_WC_RECV_RDMA_WITH_IMM, qp->write_total);
+			xr_recv_complete(qp, pkt, XR_WC_RECV_RDMA_WITH_IMM, qp->write_total);
 	}
 	return true;
 }

@@ -37,14 +37,7 @@ struct xr_ah *xr_core_create_ah(struct xr_pd *pd, const struct xr_ah_attr *attr,
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return NULL;
-	memcpy(ah->path.smac, core->mac, 6);
-	memcpy(ah->path.dmac, dmac, 6);
-	ah->path.sgid = core->gids[grh->sgid_index];
-	ah->path.dgid = grh->dgid;
-	ah->path.traffic_class = grh->traffic_class;
-	ah->path.flow_label = grh->flow_label;
-	/* As for RC: ib_core takes the hop limit from the route (64), not the AH. */
-	ah->path.hop_limit = 64;
+	xr_core_path_init(core, &ah->path, grh, dmac);
 	ah->pub.device = pd->device;
 	ah->pub.pd = pd;
 	ah->pub.handle = ++core->pd_seq;
