@@ -155,7 +155,7 @@ struct xr_engine_stats {
 	__u64 rem_op_naks_rx;
 	__u64 rx_bad_qkey;     /* UD: dropped, the DETH Q_Key is not the QP's */
 	__u64 rx_no_recv;      /* UD: dropped, no receive WQE posted (UD has no RNR) */
-	__u64 uc_dropped_msgs; /* UC: messages given up, a packet lost or refused */
+	__u64 uc_dropped_msgs; /* UC: messages given up after their first packet came */
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

@@ -14,7 +14,8 @@
  *   --loss PCT           drop
  *   --dup PCT            send twice
  *   --reorder PCT        hold the frame back until --reorder-gap N (default 3)
- *                        later frames of its direction have gone, or 2 ms
+ *                        later frames of its direction have gone, or 2 ms (a
+ *                        frame both duplicated and held goes out once)
  *   --delay-us US        delay every RoCE frame by US microseconds (FIFO)
  *   --corrupt PCT        flip one random bit after the UDP header (the ICRC fails)
  *   --drop-atomic-ack N  drop the Nth atomic ACK (1-based; repeatable)
@@ -39,10 +40,11 @@
  *   --verbose            print a line for every RoCE frame impaired
  *
  * It observes what the endpoints send before impairing it and counts, per
- * direction and per destination QP: requests, retransmitted requests (PSN not
- * beyond the highest seen), sends of the first request PSN, ACKs, NAKs, RNR
- * NAKs, atomic ACKs. On SIGTERM or SIGINT (or at --max-seconds) it prints the
- * counters, one "KEY VALUE" list per line, and exits 0:
+ * direction and per destination QP: requests (RC and UC), retransmitted
+ * requests (PSN not beyond the highest seen), sends of the first request
+ * PSN, ACKs, NAKs, RNR NAKs, atomic ACKs. On SIGTERM or SIGINT (or at
+ * --max-seconds) it prints the counters, one "KEY VALUE" list per line, and
+ * exits 0:
  *
  *   dir a2b frames N roce N dropped N ...
  *   qp b2a 0x000012 requests N retransmits N first_psn_sends N acks N ...
@@ -236,10 +238,11 @@ static size_t roce_offset(const uint8_t *p, size_t len)
 	return l4 + 8;
 }
 
+/* RC requests (and xroce's masked atomics), and UC's SENDs and WRITEs (0x20-0x2b). */
 static bool is_request(uint8_t opcode)
 {
 	return opcode <= 0x0c || opcode == 0x13 || opcode == 0x14 || opcode == 0x16 ||
-	       opcode == 0x17 || opcode >= 0xc0;
+	       opcode == 0x17 || (opcode >= 0x20 && opcode <= 0x2b) || opcode >= 0xc0;
 }
 
 static struct qp_counters *qp_of(struct direction *d, uint32_t qpn)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make interop: xroce-pingpong against an unmodified ibv_rc_pingpong, and
+# make interop: xroce-pingpong against an unmodified ibv_rc_pingpong,
+# xroce-uc-pingpong against an unmodified ibv_uc_pingpong, and
 # xroce-ud-pingpong against an unmodified ibv_ud_pingpong, on Linux Soft-RoCE
 # (rdma_rxe) in a qemu guest booted by rxe-peer (see its README).
 # For each size, two runs of ITERS round trips with --chk on both sides:
@@ -9,7 +10,10 @@
 # SIZES, then over IPv6 with the link-local GIDs (-g 0, fe80::/64 from the
 # MAC) for each of SIZES_V6; UD (ibv_ud_pingpong, runs named "ud ...": one
 # datagram per message, at most the path MTU, 1024 on these 1500-byte links)
-# over IPv4 for each of SIZES_UD and over IPv6 for each of SIZES_UD_V6.
+# over IPv4 for each of SIZES_UD and over IPv6 for each of SIZES_UD_V6; UC
+# (ibv_uc_pingpong, runs named "uc ...": messages of several packets at path
+# MTU 1024, unacknowledged, a lost packet losing its message and ending the
+# run) over IPv4 for each of SIZES_UC, ITERS_UC round trips each.
 # A run passes when both sides exit 0, both print the summary lines, the
 # guest reports no invalid data and both GIDs are the expected ones.
 # The UD xroce-server run of CAPTURE_UD_SIZE bytes over IPv4 is captured on
@@ -26,8 +30,9 @@
 #
 # Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
 # ../shared/rxe-peer/rxe-peer next to the repository), SIZES, SIZES_V6,
-# SIZES_UD, SIZES_UD_V6, CAPTURE_UD_SIZE (empty: no capture), ITERS,
-# GUEST_TIMEOUT (seconds a guest tool may run, default 120).
+# SIZES_UD, SIZES_UD_V6, CAPTURE_UD_SIZE (empty: no capture), SIZES_UC,
+# ITERS, ITERS_UC (default ITERS), GUEST_TIMEOUT (seconds a guest tool may
+# run, default 120).
 set -u
 # A relative RXE_PEER is the caller's, from where they started us.
 [ -n "${RXE_PEER:-}" ] && RXE_PEER=$(realpath -s "$RXE_PEER")
@@ -38,8 +43,10 @@ SIZES=${SIZES:-1 1024 4096 16384 65536}
 SIZES_V6=${SIZES_V6:-1 4096 65536}
 SIZES_UD=${SIZES_UD:-1 512 1024}
 SIZES_UD_V6=${SIZES_UD_V6:-1024}
+SIZES_UC=${SIZES_UC:-1 4096 65536}
 CAPTURE_UD_SIZE=${CAPTURE_UD_SIZE-1024}
 ITERS=${ITERS:-100}
+ITERS_UC=${ITERS_UC:-$ITERS}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
 
 # rxe-peer's fixed topology (its README): guest rxeA at .1, our side at .100.
@@ -57,6 +64,7 @@ DAD_WAIT_TENTHS=100
 
 pingpong=$(readlink -f "$BUILD/xroce-pingpong")
 ud_pingpong=$(readlink -f "$BUILD/xroce-ud-pingpong")
+uc_pingpong=$(readlink -f "$BUILD/xroce-uc-pingpong")
 xroce=$(readlink -f "$BUILD/xroce")
 logdir=$(mktemp -d /tmp/xroce-interop.XXXXXX)
 server_pid=""
@@ -95,7 +103,7 @@ trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, qemu)"
 [ -x "$RXE_PEER" ] || die "rxe-peer not found at $RXE_PEER (set RXE_PEER)"
-for bin in "$pingpong" "$ud_pingpong" "$xroce"; do
+for bin in "$pingpong" "$ud_pingpong" "$uc_pingpong" "$xroce"; do
 	[ -x "$bin" ] || die "$bin is missing (make all)"
 done
 
@@ -116,11 +124,16 @@ done
 host_ll=$(in_host_ns ip -6 -o addr show dev "$host_if" scope link | awk '{ sub("/.*", "", $4); print $4; exit }')
 [ -n "$host_ll" ] || die "$host_if has no IPv6 link-local address"
 
-# Summary lines of ibv_rc_pingpong (and xroce-pingpong) for SIZE; no invalid data.
+# The round trips of a KIND of run.
+iters_of() {
+	if [ "$1" = uc ]; then echo "$ITERS_UC"; else echo "$ITERS"; fi
+}
+
+# Summary lines of ibv_*_pingpong (and xroce's) for SIZE and ITERS; no invalid data.
 summary_ok() {
-	local log=$1 size=$2
-	grep -Eq "^$((size * ITERS * 2)) bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec" "$log" &&
-		grep -Eq "^$ITERS iters in [0-9.]+ seconds = [0-9.]+ usec/iter" "$log" &&
+	local log=$1 size=$2 iters=$3
+	grep -Eq "^$((size * iters * 2)) bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec" "$log" &&
+		grep -Eq "^$iters iters in [0-9.]+ seconds = [0-9.]+ usec/iter" "$log" &&
 		! grep -q "invalid data" "$log"
 }
 
@@ -140,12 +153,19 @@ gid_ok() {
 		grep -q "remote address: .*GID $(guest_gid "$gid_index")\$" "$log"
 }
 
-# The tools of a KIND of run: rc or ud.
+# The tools of a KIND of run: rc, uc or ud.
 host_tool() {
-	if [ "$1" = ud ]; then echo xroce-ud-pingpong; else echo xroce-pingpong; fi
+	case $1 in
+	uc | ud) echo "xroce-$1-pingpong" ;;
+	*) echo xroce-pingpong ;;
+	esac
 }
 host_bin() {
-	if [ "$1" = ud ]; then echo "$ud_pingpong"; else echo "$pingpong"; fi
+	case $1 in
+	uc) echo "$uc_pingpong" ;;
+	ud) echo "$ud_pingpong" ;;
+	*) echo "$pingpong" ;;
+	esac
 }
 guest_tool() {
 	echo "ibv_$1_pingpong"
@@ -161,7 +181,8 @@ report() {
 		why="$(host_tool "$kind") exit $host_status, $(guest_tool "$kind") exit $guest_status"
 	elif ! gid_ok "$host_log" "$gid_index"; then
 		why="GIDs at index $gid_index are not $(host_gid "$gid_index") and $(guest_gid "$gid_index")"
-	elif ! summary_ok "$host_log" "$size" || ! summary_ok "$guest_log" "$size"; then
+	elif ! summary_ok "$host_log" "$size" "$(iters_of "$kind")" ||
+		! summary_ok "$guest_log" "$size" "$(iters_of "$kind")"; then
 		why="summary lines missing or invalid data reported"
 	fi
 	if [ -z "$why" ]; then
@@ -181,16 +202,16 @@ report() {
 
 # guest_pingpong KIND SIZE GID_INDEX [SERVER]
 guest_pingpong() {
-	echo "timeout $GUEST_TIMEOUT $(guest_tool "$1") -g $3 -n $ITERS -s $2 --chk ${4:-}"
+	echo "timeout $GUEST_TIMEOUT $(guest_tool "$1") -g $3 -n $(iters_of "$1") -s $2 --chk ${4:-}"
 }
 
 # run_name KIND DIRECTION SIZE GID_INDEX, run_tag (the same for log names):
-# RC runs keep their historical names, UD runs start with "ud".
+# RC runs keep their historical names, UC and UD runs start with "uc", "ud".
 run_name() {
-	if [ "$1" = ud ]; then echo "ud $2 -g $4 -s $3"; else echo "$2 -g $4 -s $3"; fi
+	if [ "$1" = rc ]; then echo "$2 -g $4 -s $3"; else echo "$1 $2 -g $4 -s $3"; fi
 }
 run_tag() {
-	if [ "$1" = ud ]; then echo "ud-$2-g$4-$3"; else echo "$2-g$4-$3"; fi
+	if [ "$1" = rc ]; then echo "$2-g$4-$3"; else echo "$1-$2-g$4-$3"; fi
 }
 
 # QPN and PSN of the local or remote address line of a pingpong log, as numbers.
@@ -315,7 +336,7 @@ run_guest_server() {
 	# The guest server needs 2-3 s to listen; xroce's client also retries a refused connect.
 	sleep 3
 	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$(host_bin "$kind")" -d "$host_if" -g "$gid_index" \
-		-n "$ITERS" -s "$size" --chk "$guest_ip" >"$host_log" 2>&1 || host_status=$?
+		-n "$(iters_of "$kind")" -s "$size" --chk "$guest_ip" >"$host_log" 2>&1 || host_status=$?
 	# If we failed before the exchange, the guest server still waits in accept():
 	# a connection that closes at once makes it give up now rather than at its timeout.
 	if ! grep -q "remote address:" "$host_log"; then
@@ -349,7 +370,7 @@ run_xroce_server() {
 		return
 	fi
 	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$(host_bin "$kind")" -d "$host_if" -g "$gid_index" \
-		-n "$ITERS" -s "$size" --chk >"$host_log" 2>&1 &
+		-n "$(iters_of "$kind")" -s "$size" --chk >"$host_log" 2>&1 &
 	server_pid=$!
 	if ! wait_listening; then
 		kill "$server_pid" 2>/dev/null
@@ -389,6 +410,10 @@ done
 for size in $SIZES_UD_V6; do
 	run_guest_server ud "$size" 0
 	run_xroce_server ud "$size" 0
+done
+for size in $SIZES_UC; do
+	run_guest_server uc "$size" 1
+	run_xroce_server uc "$size" 1
 done
 
 # perftest (ib_*_bw, ib_*_lat) against xroce-perf on the same guest; adds to the counts.

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What xroce-pingpong (RC) and xroce-ud-pingpong (UD) share, as rdma-core's
- * pingpong.h does for ibv_rc_pingpong and ibv_ud_pingpong: the options, the
+ * What xroce-pingpong (RC), xroce-uc-pingpong (UC) and xroce-ud-pingpong
+ * (UD) share, as rdma-core's pingpong.h does for ibv_rc_pingpong,
+ * ibv_uc_pingpong and ibv_ud_pingpong: the options, the
  * out-of-band exchange (one "LID:QPN:PSN:GID" message each way, then
  * "done"), the buffer with its --chk pattern, the ping-pong loop and the
  * summary lines. Each tool brings its queue pair to INIT and connects it
- * (struct pp_kind); everything else is the same code, so that the two stay
+ * (struct pp_kind); everything else is the same code, so that the three stay
  * byte-compatible with their rdma-core counterparts alike.
  *
  * A UD buffer starts with the 40 bytes of GRH space every UD receive needs
  * (pp_ctx.offset): receives land there, the payload follows, and SENDs go
- * out from the payload, as in ibv_ud_pingpong. RC has no offset.
+ * out from the payload, as in ibv_ud_pingpong. RC and UC have no offset.
  *
  * Unlike rdma-core's examples, every wait is bounded and a failure
  * (completion error, timeout, corrupted data with --chk) makes the exit
@@ -63,7 +64,7 @@ struct pp_kind {
 	/* What --help says of -s's default and of -l. */
 	const char *size_help;
 	const char *sl_help;
-	/* RC takes -m (a path MTU); UD sends at most the port's MTU. */
+	/* RC and UC take -m (a path MTU); UD sends at most the port's MTU. */
 	bool has_mtu_option;
 	/* What comes before "GID" in the local address line: ibv_ud_pingpong prints ':'. */
 	char local_gid_sep;
@@ -545,6 +546,19 @@ static bool pp_gid_is_zero(const union xr_gid *gid)
 	static const uint8_t zero_gid[16];
 
 	return !memcmp(gid->raw, zero_gid, sizeof(zero_gid));
+}
+
+/* RESET -> INIT of a connected QP (RC, UC), with no remote access, as rdma-core's examples
+ * (inline: UD has no use for it). */
+static inline int pp_connected_init_qp(struct pp_ctx *ctx, const struct pp_options *o)
+{
+	int ret = qp_to_init(ctx->qp, (uint8_t)o->ib_port, 0);
+
+	if (ret) {
+		fprintf(stderr, "%s: failed to modify QP to INIT: %s\n", o->prog, strerror(-ret));
+		return -1;
+	}
+	return 0;
 }
 
 static unsigned int pp_post_recv(struct pp_ctx *ctx, unsigned int n)

@@ -9,21 +9,10 @@
  *
  * Unlike ibv_rc_pingpong, every wait is bounded and a failure (completion
  * error, timeout, corrupted data with --chk) makes the exit status 1.
- * Options, exchange and loop are pingpong.h's, shared with xroce-ud-pingpong;
- * this file brings the RC queue pair up.
+ * Options, exchange and loop are pingpong.h's, shared with xroce-uc-pingpong
+ * and xroce-ud-pingpong; this file connects the RC queue pair.
  */
 #include "pingpong.h"
-
-static int rc_init_qp(struct pp_ctx *ctx, const struct pp_options *o)
-{
-	int ret = qp_to_init(ctx->qp, (uint8_t)o->ib_port, 0);
-
-	if (ret) {
-		fprintf(stderr, "%s: failed to modify QP to INIT: %s\n", o->prog, strerror(-ret));
-		return -1;
-	}
-	return 0;
-}
 
 /* ibv_rc_pingpong's attributes: min_rnr_timer 12, one READ/atomic each way. */
 static int rc_connect(struct pp_ctx *ctx, const struct pp_options *o, unsigned int my_psn,
@@ -68,7 +57,7 @@ static const struct pp_kind rc_pingpong = {
     .sl_help = "service level value",
     .has_mtu_option = true,
     .local_gid_sep = ',',
-    .init_qp = rc_init_qp,
+    .init_qp = pp_connected_init_qp,
     .connect = rc_connect,
 };
 

@@ -16,7 +16,8 @@
  * or the IPv6 header) naming the two GIDs and the datagram's length, and
  * xr_init_ah_from_wc finding the peer's address in it. Datagrams are not
  * retransmitted: a lost one ends the run at the loop's timeout, exit status 1.
- * Options, exchange and loop are pingpong.h's, shared with xroce-pingpong.
+ * Options, exchange and loop are pingpong.h's, shared with xroce-pingpong
+ * and xroce-uc-pingpong.
  */
 #include "pingpong.h"
 
