@@ -2611,8 +2611,29 @@ static bool imp_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx, s
 		       tool_now_ms() < deadline)
 			nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
 		break;
+	case CASE_IMP_READ_REPLAY: {
+		/*
+		 * The READ's response is lost, but its request must have been taken
+		 * first: the out-of-band message that got us here can overtake it.
+		 * Taken, it moved the expected PSN past the pair's first one.
+		 */
+		struct xr_qp_attr attr = {.rq_psn = p0->peer_psn};
+
+		deadline = tool_now_ms() + E2E_STATE_CHANGE_TIMEOUT_MS;
+		while (attr.rq_psn == p0->peer_psn && tool_now_ms() < deadline) {
+			if (!e2e_query_state(p0->qp, &attr, r))
+				return false;
+			if (attr.rq_psn == p0->peer_psn)
+				nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+		}
+		if (attr.rq_psn == p0->peer_psn) {
+			report_fail(r, "the READ request never arrived");
+			return false;
+		}
+		break;
+	}
 	default:
-		/* The WRITE's only packet, or the READ's response, was lost. */
+		/* The WRITE's only packet was lost. */
 		break;
 	}
 	return check_tbuf(c, r) && local_inv(c, p0, c->mw->rkey, XR_WC_SUCCESS, idx, r);
