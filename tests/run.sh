@@ -6,6 +6,16 @@
 set -u
 cd "$(dirname "$0")/.."
 export BUILD=${BUILD:-build}
+# The golden captures lie in shared/ next to the repository; a clone made
+# elsewhere (CI clones into a temporary directory) finds them next to the
+# repository it was cloned from.
+if [ -z "${XROCE_VECTORS:-}" ] && [ ! -d ../shared/vectors/rxe ]; then
+	origin=$(git config --get remote.origin.url 2>/dev/null || true)
+	if [ -n "$origin" ] && [ -d "$origin/../shared/vectors/rxe" ]; then
+		export XROCE_VECTORS
+		XROCE_VECTORS=$(cd "$origin/../shared/vectors/rxe" && pwd)
+	fi
+fi
 pattern=${TESTS:-.}
 limit=${TEST_TIMEOUT:-600}
 passed=0 failed=0 failures=()
