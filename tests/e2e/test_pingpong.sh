@@ -19,22 +19,8 @@ e2e_init test_pingpong "$pingpong" "$xroce"
 netns_pair ppg "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
 
-# Starts the server in A and the client in B with the given options; sets
-# server_status, client_status and the logs $logdir/{server,client}.log.
-run_pair() {
-	local server_opts=$1 client_opts=$2
-	# shellcheck disable=SC2086 # the options are meant to be split into words
-	netns_exec "$NETNS_A" timeout 150 "$pingpong" -d "$VETH_A" -g 1 -n $iters $server_opts \
-		>"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	client_status=0
-	# shellcheck disable=SC2086
-	netns_exec "$NETNS_B" timeout 150 "$pingpong" -d "$VETH_B" -g 1 -n $iters $client_opts \
-		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
-	server_status=0
-	wait "$server_pid" || server_status=$?
-	server_pid=""
-}
+# shellcheck source=tests/e2e/pingpong_common.sh
+source tests/e2e/pingpong_common.sh
 
 # Both sides exit 0 and print ibv_rc_pingpong's two summary lines with the right totals.
 check_summary() {

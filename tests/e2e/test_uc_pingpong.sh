@@ -30,41 +30,9 @@ e2e_init test_uc_pingpong "$pingpong" "$xroce"
 netns_pair ucp "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
 
-# Starts the server in A and the client in B with the given options (-g 1
-# unless they say otherwise); sets server_status, client_status and the
-# logs $logdir/{server,client}.log.
-run_pair() {
-	local server_opts=$1 client_opts=$2
-	# shellcheck disable=SC2086 # the options are meant to be split into words
-	netns_exec "$NETNS_A" timeout 150 "$pingpong" -d "$VETH_A" -g 1 -n $iters $server_opts \
-		>"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	client_status=0
-	# shellcheck disable=SC2086
-	netns_exec "$NETNS_B" timeout 150 "$pingpong" -d "$VETH_B" -g 1 -n $iters $client_opts \
-		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
-	server_status=0
-	wait "$server_pid" || server_status=$?
-	server_pid=""
-}
-
-# Both sides exit 0 and print ibv_uc_pingpong's address and summary lines.
-check_output() {
-	local size=$1 side log
-	for side in server client; do
-		log=$logdir/$side.log
-		grep -Eq "^  local address:  LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID [0-9a-f:.]+$" "$log" &&
-			grep -Eq "^  remote address: LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID [0-9a-f:.]+$" "$log" &&
-			grep -Eq "^$((size * iters * 2)) bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$" "$log" &&
-			grep -Eq "^$iters iters in [0-9.]+ seconds = [0-9.]+ usec/iter$" "$log" ||
-			return 1
-	done
-}
-
-# stat NS DEV COUNTER: one counter of `xroce stats`.
-stat() {
-	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
-}
+# shellcheck source=tests/e2e/pingpong_common.sh
+source tests/e2e/pingpong_common.sh
+PINGPONG_LOCAL_GID_SEP=", "
 
 # The link-local addresses (the GIDs at index 0) answer once DAD is done.
 e2e_wait_dad

@@ -1,0 +1,47 @@
+# shellcheck shell=bash
+# What the pingpong tests (test_pingpong, test_ud_pingpong, test_uc_pingpong)
+# share; source it after e2e_common.sh and netns_pair. The caller sets
+# pingpong (the tool), xroce (the loader), iters, and for check_output
+# PINGPONG_LOCAL_GID_SEP, what the tool prints before its own GID: ", ", or
+# ": " as ibv_ud_pingpong does (the peer's always follows ", ").
+#
+# run_pair SERVER_OPTS CLIENT_OPTS
+#     starts the server in A and the client in B with the options (-g 1
+#     unless they say otherwise); sets server_status, client_status and the
+#     logs $logdir/{server,client}.log.
+# check_output SIZE
+#     both sides printed the ibv_*_pingpong address lines and the summary
+#     lines with the totals of iters round trips of SIZE bytes.
+# stat NS DEV COUNTER
+#     one counter of `xroce stats`.
+
+run_pair() {
+	local server_opts=$1 client_opts=$2
+	# shellcheck disable=SC2086 # the options are meant to be split into words
+	netns_exec "$NETNS_A" timeout 150 "$pingpong" -d "$VETH_A" -g 1 -n $iters $server_opts \
+		>"$logdir/server.log" 2>&1 &
+	server_pid=$!
+	client_status=0
+	# shellcheck disable=SC2086
+	netns_exec "$NETNS_B" timeout 150 "$pingpong" -d "$VETH_B" -g 1 -n $iters $client_opts \
+		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
+	server_status=0
+	wait "$server_pid" || server_status=$?
+	server_pid=""
+}
+
+check_output() {
+	local size=$1 side log addr="LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}"
+	for side in server client; do
+		log=$logdir/$side.log
+		grep -Eq "^  local address:  $addr${PINGPONG_LOCAL_GID_SEP}GID [0-9a-f:.]+$" "$log" &&
+			grep -Eq "^  remote address: $addr, GID [0-9a-f:.]+$" "$log" &&
+			grep -Eq "^$((size * iters * 2)) bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$" "$log" &&
+			grep -Eq "^$iters iters in [0-9.]+ seconds = [0-9.]+ usec/iter$" "$log" ||
+			return 1
+	done
+}
+
+stat() {
+	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
+}
