@@ -94,15 +94,24 @@ struct {
 	__type(value, struct xr_engine_stats);
 } engine_stats SEC(".maps");
 
+/* Groups local QPs are attached to: written by the engine (xr_mcast_entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XR_MAX_MCAST_GROUPS);
+	__type(key, struct xr_mcast_key);
+	__type(value, struct xr_mcast_entry);
+} mcast_groups SEC(".maps");
+
 /*
  * Finds the UDP header of a frame addressed to the RoCEv2 port. Returns NULL
  * when the frame is not RoCEv2, including frames that end before the UDP
  * destination port: without it nothing says they are RoCE, so the kernel
  * (which validates IP itself) decides about them. *ip_payload_len is the UDP
- * length the IP header announces, *ipv6 whether that header is IPv6.
+ * length the IP header announces, *ipv6 whether that header is IPv6, *l3_out
+ * where it starts.
  */
-static __always_inline struct udphdr *find_roce_udp(void *data, void *data_end,
-						    __u32 *ip_payload_len, bool *ipv6)
+static __always_inline struct udphdr *
+find_roce_udp(void *data, void *data_end, __u32 *ip_payload_len, bool *ipv6, void **l3_out)
 {
 	struct ethhdr *eth = data;
 	struct udphdr *udp;
@@ -158,6 +167,7 @@ static __always_inline struct udphdr *find_roce_udp(void *data, void *data_end,
 		return NULL;
 	if (udp->dest != bpf_htons(XR_ROCEV2_UDP_PORT))
 		return NULL;
+	*l3_out = l3;
 	return udp;
 }
 
@@ -378,6 +388,51 @@ static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_ent
 	return XDP_TX;
 }
 
+/*
+ * A datagram to a multicast group (destination QPN 0xFFFFFF) goes to the
+ * engine, which hands it to every attached QP, only when a local QP is
+ * attached to the group its destination address names.
+ */
+static __always_inline int steer_multicast(struct xdp_md *ctx, void *l3, bool ipv6, __u32 opflags,
+					   struct xr_xdp_stats *counters)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xr_mcast_key key = {};
+	struct xr_mcast_entry *group;
+
+	/* Only UD is multicast: any other transport names a QP that does not exist. */
+	if (!(opflags & XR_OPF_DETH)) {
+		counters->drop_unknown_qp++;
+		return XDP_DROP;
+	}
+	if (ipv6) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return XDP_ABORTED; /* find_roce_udp checked it: cannot happen */
+		__builtin_memcpy(key.gid, &ip6->daddr, 16);
+	} else {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > data_end)
+			return XDP_ABORTED;
+		key.gid[10] = key.gid[11] = 0xff;
+		__builtin_memcpy(&key.gid[12], &ip->daddr, 4);
+	}
+	group = bpf_map_lookup_elem(&mcast_groups, &key);
+	if (!group) {
+		counters->drop_mcast_unjoined++;
+		return XDP_DROP;
+	}
+	if (bpf_redirect_map(&xsk_map, ctx->rx_queue_index, XDP_DROP) != XDP_REDIRECT) {
+		counters->drop_no_socket++;
+		return XDP_DROP;
+	}
+	counters->redirected++;
+	__sync_fetch_and_add(&group->rx_frames, 1);
+	return XDP_REDIRECT;
+}
+
 /* Hands a frame to the AF_XDP socket of its rx queue. */
 static __always_inline int steer_to_engine(struct xdp_md *ctx, struct xr_qp_entry *qp,
 					   struct xr_xdp_stats *counters)
@@ -405,12 +460,13 @@ int xroce_xdp(struct xdp_md *ctx)
 	__u32 pad;
 	__u16 fast_path;
 	bool ipv6 = false;
+	void *l3 = NULL;
 
 	counters = bpf_map_lookup_elem(&stats, &zero);
 	if (!counters)
 		return XDP_ABORTED;
 
-	udp = find_roce_udp(data, data_end, &ip_payload_len, &ipv6);
+	udp = find_roce_udp(data, data_end, &ip_payload_len, &ipv6, &l3);
 	if (!udp) {
 		counters->passed_non_roce++;
 		return XDP_PASS;
@@ -446,7 +502,9 @@ int xroce_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 
-	/* GSI (QPN 1) and multicast QPNs have no slot and fall out as unknown. */
+	if ((bpf_ntohl(bth->qpn) & XR_QPN_MASK) == XR_MULTICAST_QPN)
+		return steer_multicast(ctx, l3, ipv6, info.flags, counters);
+	/* GSI (QPN 1) has no slot and falls out as unknown. */
 	slot = (bpf_ntohl(bth->qpn) & XR_QPN_MASK) - XR_QPN_BASE;
 	qp = slot < XR_MAX_QP ? bpf_map_lookup_elem(&qp_table, &slot) : NULL;
 	if (!qp || qp->state == XR_XDP_QP_NONE) {

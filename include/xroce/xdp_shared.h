@@ -28,6 +28,10 @@
 #define XR_PIN_STATS_MAP "stats"
 #define XR_PIN_CONFIG_MAP "config"
 #define XR_PIN_ENGINE_MAP "engine_stats"
+#define XR_PIN_MCAST_MAP "mcast_groups"
+
+/* Multicast groups a device can join: the size of the mcast_groups map. */
+#define XR_MAX_MCAST_GROUPS 64
 
 /* Values of xr_qp_entry.state: 0 means no QP, the XDP program drops. */
 enum xr_xdp_qp_state {
@@ -122,6 +126,26 @@ struct xr_xdp_stats {
 	/* RoCEv2 frames over IPv6, also counted above by what became of them */
 	__u64 roce_ipv6;
 	__u64 drop_bad_qkey; /* a datagram whose DETH Q_Key is not its UD QP's */
+	/* multicast RoCE (QPN 0xFFFFFF) for a group no local QP is attached to */
+	__u64 drop_mcast_unjoined;
+};
+
+/*
+ * The mcast_groups hash map: one entry per group that local UD QPs are
+ * attached to, keyed by the group's GID as a frame's destination address
+ * makes it (an IPv4 group IPv4-mapped). The engine adds an entry when the
+ * first QP attaches and deletes it when the last detaches; XDP steers a
+ * multicast datagram to the engine only while its group has an entry, and
+ * counts it there.
+ */
+struct xr_mcast_key {
+	__u8 gid[16];
+};
+
+struct xr_mcast_entry {
+	__u32 qps_attached; /* userspace: local QPs attached to the group */
+	__u32 reserved;
+	__u64 rx_frames; /* XDP: the group's datagrams steered to the engine */
 };
 
 /*

@@ -54,6 +54,9 @@ struct xr_device_attr {
 	uint32_t max_inline_data;
 	uint32_t max_qp_rd_atom;
 	uint64_t device_cap_flags;
+	uint32_t max_mcast_grp;		    /* groups the device can be attached to */
+	uint32_t max_mcast_qp_attach;	    /* QPs per group */
+	uint32_t max_total_mcast_qp_attach; /* attachments over all groups */
 };
 
 enum xr_device_cap_flags {
@@ -418,6 +421,24 @@ int xr_init_ah_from_wc(struct xr_device *dev, uint8_t port_num, const struct xr_
 		       const struct xr_grh *grh, struct xr_ah_attr *ah_attr);
 struct xr_ah *xr_create_ah_from_wc(struct xr_pd *pd, const struct xr_wc *wc,
 				   const struct xr_grh *grh, uint8_t port_num);
+
+/* The destination QPN of a datagram sent to a multicast group (as in xroce/wire.h). */
+#define XR_MULTICAST_QPN 0xffffffu
+
+/*
+ * Multicast, as ibv_attach_mcast / ibv_detach_mcast: a UD QP attached to the
+ * group gid (an IPv4-mapped GID of 224.0.0.0/4, or an IPv6 GID of ff00::/8)
+ * receives every datagram sent to that group; lid is ignored (RoCE). While
+ * any QP is attached, the interface is a member of the IP group (IGMP/MLD
+ * through the kernel, which also programs the multicast MAC), and XDP
+ * steers the group's frames to the engine; it drops multicast RoCE for other
+ * groups. Attaching twice is no error and delivers once; detaching a QP not
+ * attached is EINVAL; a QP attached to a group cannot be destroyed (EBUSY).
+ * Sending to a group: an AH whose dgid is the group (its MAC is derived, as
+ * RFC 1112/2464 map it) and remote_qpn XR_MULTICAST_QPN.
+ */
+int xr_attach_mcast(struct xr_qp *qp, const union xr_gid *gid, uint16_t lid);
+int xr_detach_mcast(struct xr_qp *qp, const union xr_gid *gid, uint16_t lid);
 
 struct xr_qp_attr {
 	enum xr_qp_state qp_state;

@@ -36,6 +36,7 @@ XDP_COUNTERS = [
     "passed_non_roce", "redirected", "drop_truncated", "drop_bad_tver", "drop_bad_opcode",
     "drop_bad_length", "drop_unknown_qp", "drop_qp_state", "drop_no_socket", "drop_bad_icrc",
     "acks_absorbed", "acks_to_engine", "dups_answered", "roce_ipv6", "drop_bad_qkey",
+    "drop_mcast_unjoined",
 ]
 NAK_COUNTERS = [
     "seq_naks_tx", "seq_naks_rx", "inv_req_naks_tx", "inv_req_naks_rx", "rem_access_naks_tx",

@@ -12,6 +12,7 @@
 #include <pthread.h>
 
 #include "core_harness.h"
+#include "ud_harness.h"
 #include "device.h"
 
 #define QKEY 0x11111111u
@@ -22,39 +23,6 @@ struct ud_side {
 	struct xr_cq_impl *cq;
 	struct xr_ah *ah; /* to the other side's first QP */
 };
-
-static struct xr_qp_impl *ud_qp(struct h_pair *p, int s, uint32_t qkey, struct xr_cq_impl *cq,
-				bool to_rts)
-{
-	struct xr_qp_init_attr init = {.send_cq = &cq->pub,
-				       .recv_cq = &cq->pub,
-				       .cap = {.max_send_wr = 32,
-					       .max_recv_wr = 32,
-					       .max_send_sge = 2,
-					       .max_recv_sge = 2,
-					       .max_inline_data = 64},
-				       .qp_type = XR_QPT_UD,
-				       .sq_sig_all = 1};
-	struct xr_qp_attr a = {.qp_state = XR_QPS_INIT, .port_num = 1, .qkey = qkey};
-	struct xr_qp_impl *qp;
-	int err;
-
-	qp = xr_core_create_qp(p->side[s].pd, &init, &err);
-	CHECK(qp, "create UD QP: %s", strerror(-err));
-	if (!qp)
-		exit(2);
-	CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_QKEY,
-				NULL) == 0,
-	      "UD RESET->INIT");
-	a = (struct xr_qp_attr){.qp_state = XR_QPS_RTR};
-	CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE, NULL) == 0, "UD INIT->RTR");
-	if (to_rts) {
-		a = (struct xr_qp_attr){.qp_state = XR_QPS_RTS, .sq_psn = 0x123};
-		CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE | XR_QP_SQ_PSN, NULL) == 0,
-		      "UD RTR->RTS");
-	}
-	return qp;
-}
 
 static struct xr_ah *ah_to(struct h_pair *p, int s)
 {
@@ -92,32 +60,6 @@ static void ud_teardown(struct h_pair *p, struct ud_side u[2], struct xr_qp_impl
 		xr_core_destroy_qp(u[s].qp);
 	}
 	h_pair_destroy(p);
-}
-
-static int ud_send(struct xr_qp_impl *qp, struct xr_ah *ah, uint32_t remote_qpn, uint32_t qkey,
-		   struct xr_sge *sge, int nsge, bool imm, uint64_t wr_id)
-{
-	struct xr_send_wr wr = {.wr_id = wr_id,
-				.sg_list = sge,
-				.num_sge = nsge,
-				.opcode = imm ? XR_WR_SEND_WITH_IMM : XR_WR_SEND,
-				.imm_data = htonl(0xfeed0000u | (uint32_t)wr_id)};
-	struct xr_send_wr *bad = NULL;
-
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = remote_qpn;
-	wr.wr.ud.remote_qkey = qkey;
-	return xr_core_post_send(qp, &wr, &bad);
-}
-
-static void post_recv_buf(struct xr_qp_impl *qp, const struct h_buf *b, uint32_t len,
-			  uint64_t wr_id)
-{
-	struct xr_sge sge = h_sge(b, 0, len);
-	struct xr_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1};
-	struct xr_recv_wr *bad = NULL;
-
-	CHECK(xr_core_post_recv(qp, &wr, &bad) == 0, "post receive");
 }
 
 /* The GRH of an IPv4 datagram: 20 zero bytes, then the sender's IPv4 header. */

@@ -404,7 +404,8 @@ static void test_queue_pairs(void)
 	check_roce("GSI QPN 1", &s, XDP_DROP, COUNTER(drop_unknown_qp));
 	s.opcode = XR_OP_UD_SEND_ONLY;
 	s.qpn = XR_MULTICAST_QPN;
-	check_roce("multicast QPN 0xffffff", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	check_roce("multicast QPN 0xffffff, no group attached", &s, XDP_DROP,
+		   COUNTER(drop_mcast_unjoined));
 	s = send_only();
 	s.qpn = QPN_CLOSED;
 	check_roce("closed QP", &s, XDP_DROP, COUNTER(drop_qp_state));
@@ -476,10 +477,94 @@ static void test_not_roce(void)
 	check("ipv6 hop-by-hop header then UDP 4791", &f, XDP_PASS, COUNTER(passed_non_roce));
 }
 
+/* A datagram to multicast QPN 0xffffff whose destination address is group (a GID). */
+static void build_mcast(struct frame *f, uint8_t opcode, bool ipv6, const uint8_t group[16])
+{
+	build_roce(f, &(struct roce_spec){
+			  .ipv6 = ipv6, .opcode = opcode, .qpn = XR_MULTICAST_QPN, .payload = 8});
+	if (ipv6) {
+		memcpy(f->data + f->l3 + 24, group, 16);
+	} else {
+		memcpy(f->data + f->l3 + 16, group + 12, 4);
+		put16(f->data + f->l3 + 10, 0);
+		put16(f->data + f->l3 + 10, ipv4_checksum(f->data + f->l3, 20));
+	}
+}
+
+static void set_group(const uint8_t gid[16], bool joined)
+{
+	int fd = bpf_map__fd(xt.skel->maps.mcast_groups);
+	struct xr_mcast_entry entry = {.qps_attached = 1};
+	struct xr_mcast_key key;
+
+	memcpy(key.gid, gid, 16);
+	if (joined ? bpf_map_update_elem(fd, &key, &entry, BPF_ANY) : bpf_map_delete_elem(fd, &key))
+		printf("test fixture: mcast_groups update: %s\n", strerror(errno));
+}
+
+static __u64 group_rx_frames(const uint8_t gid[16])
+{
+	int fd = bpf_map__fd(xt.skel->maps.mcast_groups);
+	struct xr_mcast_entry entry = {0};
+	struct xr_mcast_key key;
+
+	memcpy(key.gid, gid, 16);
+	bpf_map_lookup_elem(fd, &key, &entry);
+	return entry.rx_frames;
+}
+
+/*
+ * Multicast datagrams pass only for groups in the group table, over IPv4
+ * (the key IPv4-mapped) and IPv6, and only as UD; each counted in its group.
+ */
+static void mcast_cases(void)
+{
+	const uint8_t v4[16] = {[10] = 0xff, [11] = 0xff, 239, 1, 2, 3};
+	const uint8_t v4_other[16] = {[10] = 0xff, [11] = 0xff, 239, 1, 2, 4};
+	const uint8_t v6[16] = {0xff, 0x12, [15] = 1};
+	struct frame f;
+	__u64 before;
+
+	build_mcast(&f, XR_OP_UD_SEND_ONLY, false, v4);
+	check("ipv4 datagram to 239.1.2.3, not joined", &f, XDP_DROP, COUNTER(drop_mcast_unjoined));
+	set_group(v4, true);
+	before = group_rx_frames(v4);
+	check("ipv4 datagram to 239.1.2.3, joined", &f, XDP_REDIRECT, COUNTER(redirected));
+	build_mcast(&f, XR_OP_UD_SEND_ONLY_IMM, false, v4);
+	check("ipv4 datagram with immediate to 239.1.2.3, joined", &f, XDP_REDIRECT,
+	      COUNTER(redirected));
+	if (group_rx_frames(v4) - before != 2) {
+		failures++;
+		printf("FAIL %-52s moved by %llu, expected 2\n",
+		       "group rx_frames after 2 redirects",
+		       (unsigned long long)(group_rx_frames(v4) - before));
+	} else {
+		printf("ok   %-52s +2\n", "group rx_frames after 2 redirects");
+	}
+	build_mcast(&f, XR_OP_UD_SEND_ONLY, false, v4_other);
+	check("ipv4 datagram to 239.1.2.4, another group", &f, XDP_DROP,
+	      COUNTER(drop_mcast_unjoined));
+	build_mcast(&f, XR_OP_RC_SEND_ONLY, false, v4);
+	check("RC SEND to QPN 0xffffff of a joined group", &f, XDP_DROP, COUNTER(drop_unknown_qp));
+	build_mcast(&f, XR_OP_UC_SEND_ONLY, false, v4);
+	check("UC SEND to QPN 0xffffff of a joined group", &f, XDP_DROP, COUNTER(drop_unknown_qp));
+	build_mcast(&f, XR_OP_UD_SEND_ONLY, true, v6);
+	check("ipv6 datagram to ff12::1, not joined", &f, XDP_DROP, COUNTER(drop_mcast_unjoined));
+	set_group(v6, true);
+	check("ipv6 datagram to ff12::1, joined", &f, XDP_REDIRECT, COUNTER(redirected));
+	set_group(v6, false);
+	check("ipv6 datagram to ff12::1, left again", &f, XDP_DROP, COUNTER(drop_mcast_unjoined));
+	set_group(v4, false);
+	build_mcast(&f, XR_OP_UD_SEND_ONLY, false, v4);
+	check("ipv4 datagram to 239.1.2.3, left again", &f, XDP_DROP, COUNTER(drop_mcast_unjoined));
+}
+
 static void redirect_cases(void)
 {
 	struct roce_spec s = send_only();
 	__u64 rx_before = qp_rx_frames(QPN_ACTIVE);
+
+	mcast_cases();
 
 	check_roce("ipv4 SEND ONLY, active QP, socket on queue 0", &s, XDP_REDIRECT,
 		   COUNTER(redirected));

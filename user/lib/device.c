@@ -6,6 +6,7 @@
 
 #include "device.h"
 #include "device_lock.h"
+#include "mcast.h"
 
 #define DEFAULT_BUSY_POLL_NS 50000ull
 /* Headers the path MTU must leave room for inside the netdev MTU (as rxe). */
@@ -49,6 +50,7 @@ static void reset_shared_state(struct xr_device *dev)
 		__atomic_store_n(&dev->xdp.qp_table[i].state, XR_XDP_QP_NONE, __ATOMIC_SEQ_CST);
 	memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
 	memset(dev->xdp.engine_stats, 0, sizeof(*dev->xdp.engine_stats));
+	xr_mcast_reset(dev);
 }
 
 static uint32_t ms_until(uint64_t deadline_ns)
@@ -132,6 +134,7 @@ static void release_device(struct xr_device *dev)
 	xr_engine_stop(dev);
 	if (dev->port)
 		xr_xsk_port_close(dev->port);
+	xr_mcast_reset(dev);
 	if (dev->xdp.qp_table) {
 		memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
 		xr_xdp_close(&dev->xdp);
@@ -158,6 +161,9 @@ struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open
 	}
 	dev->wake_fd = -1;
 	dev->lock_fd = -1;
+	dev->xdp.mcast_map_fd = -1;
+	for (int i = 0; i < XR_MAX_MCAST_GROUPS; i++)
+		dev->mcast_fd[i] = -1;
 	err = open_device(dev, ifname, attr);
 	if (err) {
 		release_device(dev);
@@ -200,6 +206,9 @@ int xr_query_device(struct xr_device *dev, struct xr_device_attr *a)
 	a->max_inline_data = XR_MAX_INLINE;
 	a->max_qp_rd_atom = XR_MAX_RD_ATOMIC;
 	a->device_cap_flags = dev->core.caps;
+	a->max_mcast_grp = XR_MAX_MCAST_GROUPS;
+	a->max_mcast_qp_attach = XR_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = XR_MAX_TOTAL_MCAST_QP_ATTACH;
 	return 0;
 }
 

@@ -25,6 +25,8 @@ struct xr_device {
 	struct xr_xdp_handle xdp;
 	bool attached_by_us;
 	struct xr_xsk_port *port;
+	/* Per group of core.mcast: the socket holding the interface's membership, or -1. */
+	int mcast_fd[XR_MAX_MCAST_GROUPS];
 
 	int wake_fd;  /* eventfd: work was posted while the engine slept */
 	int sleeping; /* atomic: the engine is (about to be) blocked in poll */

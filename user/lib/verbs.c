@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "mcast.h"
 
 static inline struct xr_device *dev_of_pd(struct xr_pd *pd)
 {
@@ -184,10 +185,14 @@ struct xr_ah *xr_create_ah(struct xr_pd *pd, struct xr_ah_attr *attr)
 	if (!pd || !attr || !attr->is_global)
 		return fail_ptr(-EINVAL);
 	dev = dev_of_pd(pd);
-	/* Resolved before taking the lock: it may wait for ARP or neighbour discovery. */
-	err = xr_nl_resolve_neigh(dev->netdev.ifindex, &attr->grh.dgid, dmac, 3000);
-	if (err)
-		return fail_ptr(err);
+	if (xr_gid_is_multicast(&attr->grh.dgid)) {
+		xr_mcast_mac(&attr->grh.dgid, dmac); /* a group has no neighbour to ask */
+	} else {
+		/* Resolved before taking the lock: it may wait for ARP or neighbour discovery. */
+		err = xr_nl_resolve_neigh(dev->netdev.ifindex, &attr->grh.dgid, dmac, 3000);
+		if (err)
+			return fail_ptr(err);
+	}
 	pthread_mutex_lock(&dev->lock);
 	ah = xr_core_create_ah(pd, attr, dmac, &err);
 	pthread_mutex_unlock(&dev->lock);
@@ -204,6 +209,53 @@ int xr_destroy_ah(struct xr_ah *ah)
 	dev = dev_of_pd(ah->pd);
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_destroy_ah(ah);
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+int xr_attach_mcast(struct xr_qp *qp, const union xr_gid *gid, uint16_t lid)
+{
+	struct xr_device *dev;
+	bool first;
+	int group, err;
+
+	(void)lid; /* RoCE has no LIDs */
+	if (!qp || !gid)
+		return fail(-EINVAL);
+	dev = qp->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_attach_mcast(qp_impl(qp), gid, &group, &first);
+	if (!err && first) {
+		err = xr_mcast_join(dev, group, gid, 1);
+		if (err) {
+			bool last;
+
+			xr_core_detach_mcast(qp_impl(qp), gid, &group, &last);
+		}
+	} else if (!err) {
+		xr_mcast_count(dev, gid, dev->core.mcast[group].nqps);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+int xr_detach_mcast(struct xr_qp *qp, const union xr_gid *gid, uint16_t lid)
+{
+	struct xr_device *dev;
+	bool last;
+	int group, err;
+
+	(void)lid;
+	if (!qp || !gid)
+		return fail(-EINVAL);
+	dev = qp->device;
+	pthread_mutex_lock(&dev->lock);
+	/* Under the lock the engine delivers nothing to qp from here on. */
+	err = xr_core_detach_mcast(qp_impl(qp), gid, &group, &last);
+	if (!err && last)
+		xr_mcast_leave(dev, group, gid);
+	else if (!err)
+		xr_mcast_count(dev, gid, dev->core.mcast[group].nqps);
 	pthread_mutex_unlock(&dev->lock);
 	return err ? fail(err) : 0;
 }

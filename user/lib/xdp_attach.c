@@ -33,7 +33,8 @@
 
 /* The order of the maps in pin_everything and of the fds in xr_xdp_open. */
 static const char *const map_pins[] = {
-    XR_PIN_QP_MAP, XR_PIN_XSK_MAP, XR_PIN_STATS_MAP, XR_PIN_CONFIG_MAP, XR_PIN_ENGINE_MAP,
+    XR_PIN_QP_MAP,     XR_PIN_XSK_MAP,	  XR_PIN_STATS_MAP,
+    XR_PIN_CONFIG_MAP, XR_PIN_ENGINE_MAP, XR_PIN_MCAST_MAP,
 };
 
 /* The per-CPU sum adds the stats struct field by field as an array of u64. */
@@ -357,7 +358,7 @@ static int pin_everything(struct xroce_xdp_bpf *skel, int link_fd, const char *i
 {
 	struct bpf_map *maps[] = {
 	    skel->maps.qp_table, skel->maps.xsk_map,	  skel->maps.stats,
-	    skel->maps.config,	 skel->maps.engine_stats,
+	    skel->maps.config,	 skel->maps.engine_stats, skel->maps.mcast_groups,
 	};
 	char path[PATH_MAX];
 	size_t i;
@@ -628,11 +629,25 @@ static int check_qp_map(int fd)
 	return 0;
 }
 
+static int check_mcast_map(int fd)
+{
+	struct bpf_map_info info = {0};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type != BPF_MAP_TYPE_HASH || info.key_size != sizeof(struct xr_mcast_key) ||
+	    info.value_size != sizeof(struct xr_mcast_entry) ||
+	    info.max_entries != XR_MAX_MCAST_GROUPS)
+		return -EPROTO;
+	return 0;
+}
+
 int xr_xdp_open(const char *ifname, struct xr_xdp_handle *h)
 {
 	/* In the order of map_pins. */
-	int *fds[] = {&h->qp_map_fd, &h->xsk_map_fd, &h->stats_map_fd, &h->config_map_fd,
-		      &h->engine_map_fd};
+	int *fds[] = {&h->qp_map_fd,	 &h->xsk_map_fd,    &h->stats_map_fd,
+		      &h->config_map_fd, &h->engine_map_fd, &h->mcast_map_fd};
 	struct xr_xdp_config cfg;
 	void *table;
 	size_t i;
@@ -646,11 +661,14 @@ int xr_xdp_open(const char *ifname, struct xr_xdp_handle *h)
 	h->engine_stats = NULL;
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		err = open_pin(ifname, map_pins[i]);
+		/* A live attachment without one of our maps is an older build's. */
+		if (err == -ENOENT)
+			err = -EPROTO;
 		if (err < 0)
 			goto fail;
 		*fds[i] = err;
 	}
-	err = check_qp_map(h->qp_map_fd);
+	err = check_qp_map(h->qp_map_fd) ?: check_mcast_map(h->mcast_map_fd);
 	if (err)
 		goto fail;
 	if (!read_config(ifname, &cfg)) {
@@ -698,6 +716,7 @@ void xr_xdp_close(struct xr_xdp_handle *h)
 	close_fd(&h->stats_map_fd);
 	close_fd(&h->config_map_fd);
 	close_fd(&h->engine_map_fd);
+	close_fd(&h->mcast_map_fd);
 }
 
 int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum)

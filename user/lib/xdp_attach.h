@@ -123,7 +123,8 @@ struct xr_xdp_handle {
 	int stats_map_fd;
 	int config_map_fd;
 	int engine_map_fd;
-	struct xr_qp_entry *qp_table;	      /* XR_MAX_QP entries, shared with XDP */
+	int mcast_map_fd;	      /* the groups local QPs are attached to (xr_mcast_entry) */
+	struct xr_qp_entry *qp_table; /* XR_MAX_QP entries, shared with XDP */
 	struct xr_engine_stats *engine_stats; /* the engine's counters, for operators */
 	__u16 xsk_bind_flags;		      /* AF_XDP bind flags the attachment's mode needs */
 };

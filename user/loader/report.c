@@ -43,14 +43,22 @@ struct counter {
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct counter xdp_counters[] = {
-    COUNTER(struct xr_xdp_stats, passed_non_roce), COUNTER(struct xr_xdp_stats, redirected),
-    COUNTER(struct xr_xdp_stats, drop_truncated),  COUNTER(struct xr_xdp_stats, drop_bad_tver),
-    COUNTER(struct xr_xdp_stats, drop_bad_opcode), COUNTER(struct xr_xdp_stats, drop_bad_length),
-    COUNTER(struct xr_xdp_stats, drop_unknown_qp), COUNTER(struct xr_xdp_stats, drop_qp_state),
-    COUNTER(struct xr_xdp_stats, drop_no_socket),  COUNTER(struct xr_xdp_stats, drop_bad_icrc),
-    COUNTER(struct xr_xdp_stats, acks_absorbed),   COUNTER(struct xr_xdp_stats, acks_to_engine),
-    COUNTER(struct xr_xdp_stats, dups_answered),   COUNTER(struct xr_xdp_stats, roce_ipv6),
+    COUNTER(struct xr_xdp_stats, passed_non_roce),
+    COUNTER(struct xr_xdp_stats, redirected),
+    COUNTER(struct xr_xdp_stats, drop_truncated),
+    COUNTER(struct xr_xdp_stats, drop_bad_tver),
+    COUNTER(struct xr_xdp_stats, drop_bad_opcode),
+    COUNTER(struct xr_xdp_stats, drop_bad_length),
+    COUNTER(struct xr_xdp_stats, drop_unknown_qp),
+    COUNTER(struct xr_xdp_stats, drop_qp_state),
+    COUNTER(struct xr_xdp_stats, drop_no_socket),
+    COUNTER(struct xr_xdp_stats, drop_bad_icrc),
+    COUNTER(struct xr_xdp_stats, acks_absorbed),
+    COUNTER(struct xr_xdp_stats, acks_to_engine),
+    COUNTER(struct xr_xdp_stats, dups_answered),
+    COUNTER(struct xr_xdp_stats, roce_ipv6),
     COUNTER(struct xr_xdp_stats, drop_bad_qkey),
+    COUNTER(struct xr_xdp_stats, drop_mcast_unjoined),
 };
 
 #define ENGINE_COUNTER(field) COUNTER(struct xr_engine_stats, field)

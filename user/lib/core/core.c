@@ -57,6 +57,13 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		core->stats.rx_bad_icrc++;
 		return;
 	}
+	if (pkt.dqpn == XR_MULTICAST_QPN) {
+		if (pkt.pkey != XR_DEFAULT_PKEY)
+			core->stats.rx_bad_pkey++;
+		else
+			xr_mcast_rx(core, &pkt);
+		return;
+	}
 	qp = qp_by_qpn(core, pkt.dqpn);
 	if (!qp) {
 		core->stats.rx_unknown_qp++;
@@ -143,8 +150,12 @@ void xr_core_path_init(const struct xr_core *core, struct xr_path *path,
 	path->dgid = grh->dgid;
 	path->traffic_class = grh->traffic_class;
 	path->flow_label = grh->flow_label;
-	/* ib_core takes the hop limit from the route (64 here), not from the AH, as rxe shows. */
-	path->hop_limit = 64;
+	/*
+	 * ib_core takes a unicast hop limit from the route (64 here), not from
+	 * the AH; a multicast AH has no route resolved and keeps its own, as
+	 * rxe shows (perftest's 255).
+	 */
+	path->hop_limit = xr_gid_is_multicast(&grh->dgid) ? grh->hop_limit : 64;
 }
 
 uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,

@@ -288,6 +288,7 @@ struct xr_qp_impl {
 	uint8_t sgid_index;
 	struct xr_ah_attr ah;
 	struct xr_path path;
+	uint32_t mcast_groups; /* groups the QP is attached to: it cannot be destroyed */
 
 	/* send queue: [sq_tail, sq_head) posted and not retired */
 	struct xr_swqe *sq;
@@ -339,6 +340,17 @@ struct xr_qp_impl {
 	struct xr_qp_counters cnt; /* published in the QP's qp_table entry */
 };
 
+/* QPs one multicast group delivers to, and the attachments a device holds. */
+#define XR_MAX_MCAST_QP_ATTACH 32
+#define XR_MAX_TOTAL_MCAST_QP_ATTACH (XR_MAX_MCAST_GROUPS * XR_MAX_MCAST_QP_ATTACH)
+
+/* A group local UD QPs are attached to; unused while nqps is 0. */
+struct xr_mcast_group {
+	union xr_gid gid;
+	uint32_t nqps;
+	struct xr_qp_impl *qps[XR_MAX_MCAST_QP_ATTACH];
+};
+
 struct xr_core {
 	struct xr_core_port port;
 	struct xr_device *device; /* NULL in unit tests */
@@ -356,6 +368,7 @@ struct xr_core {
 	uint64_t rng; /* keys: seeded unpredictably in xr_core_init (tests may set it) */
 	uint32_t pd_seq;
 	uint16_t ip_id;
+	struct xr_mcast_group mcast[XR_MAX_MCAST_GROUPS];
 	struct xr_engine_stats stats;
 };
 
@@ -445,6 +458,22 @@ int xr_core_destroy_ah(struct xr_ah *ah);
 void xr_ud_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
 /* Sends the UD WQEs posted; returns the number of frames sent. */
 int xr_ud_run(struct xr_qp_impl *qp);
+
+/* ---- mcast.c ---- */
+/* An IPv4-mapped GID of 224.0.0.0/4 or an IPv6 GID of ff00::/8 (as ib_core tells). */
+bool xr_gid_is_multicast(const union xr_gid *gid);
+/* The Ethernet address of multicast gid: 01:00:5e + 23 bits (IPv4), 33:33 + 32 (IPv6). */
+void xr_mcast_mac(const union xr_gid *gid, uint8_t mac[6]);
+/*
+ * Attaches UD qp to group gid: 0 (also when it was attached already), or
+ * -EINVAL (not UD, not a multicast GID), -ENOMEM (no group or attachment
+ * left). *group is the group's index; *first tells that it had no QP before.
+ */
+int xr_core_attach_mcast(struct xr_qp_impl *qp, const union xr_gid *gid, int *group, bool *first);
+/* Undoes an attach: -EINVAL when qp is not attached; *last: the group has no QP left. */
+int xr_core_detach_mcast(struct xr_qp_impl *qp, const union xr_gid *gid, int *group, bool *last);
+/* A multicast datagram (destination QPN 0xFFFFFF): once to every QP attached to its group. */
+void xr_mcast_rx(struct xr_core *core, const struct xr_pkt *pkt);
 
 /* ---- uc.c, and requester.c for UC sends ---- */
 /* A UC request: placed as on RC, or its message dropped silently. */

@@ -96,6 +96,9 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 {
 	struct xr_core *core = qp->core;
 
+	/* As ibv_destroy_qp: a QP still attached to a multicast group stays. */
+	if (qp->mcast_groups)
+		return -EBUSY;
 	xr_xdp_unpublish_qp(qp);
 	xr_core_unbind_qp_windows(qp);
 	core->qps[qp->slot] = NULL;
