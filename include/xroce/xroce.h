@@ -345,10 +345,87 @@ struct xr_qp_cap {
 	uint32_t max_inline_data;
 };
 
+/* ---- shared receive queues ------------------------------------------- */
+
+struct xr_srq {
+	struct xr_device *device;
+	struct xr_pd *pd;
+	void *srq_context;
+	uint32_t handle;
+};
+
+struct xr_srq_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit; /* armed when not 0: one SRQ_LIMIT_REACHED, then 0 again */
+};
+
+struct xr_srq_init_attr {
+	void *srq_context;
+	struct xr_srq_attr attr;
+};
+
+enum xr_srq_attr_mask {
+	XR_SRQ_MAX_WR = 1 << 0,
+	XR_SRQ_LIMIT = 1 << 1,
+};
+
+/*
+ * As ibv_create_srq and friends: RC, UC and UD QPs created with an SRQ take
+ * their receives from it (xr_post_recv on them is EINVAL). The SRQ reports
+ * in attr the room it really has. xr_modify_srq resizes (XR_SRQ_MAX_WR, not
+ * below what is posted) and arms the limit (XR_SRQ_LIMIT, not above
+ * max_wr): once fewer receives than srq_limit are posted, an
+ * XR_EVENT_SRQ_LIMIT_REACHED event is raised and the limit disarms (0).
+ * xr_destroy_srq is EBUSY while a QP uses the SRQ.
+ */
+struct xr_srq *xr_create_srq(struct xr_pd *pd, struct xr_srq_init_attr *init_attr);
+int xr_modify_srq(struct xr_srq *srq, struct xr_srq_attr *attr, int attr_mask);
+int xr_query_srq(struct xr_srq *srq, struct xr_srq_attr *attr);
+int xr_destroy_srq(struct xr_srq *srq);
+struct xr_recv_wr;
+int xr_post_srq_recv(struct xr_srq *srq, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr);
+
+/* ---- asynchronous events (values as ibv_event_type) ------------------- */
+
+enum xr_event_type {
+	XR_EVENT_CQ_ERR,
+	XR_EVENT_QP_FATAL,
+	XR_EVENT_QP_REQ_ERR,
+	XR_EVENT_QP_ACCESS_ERR,
+	XR_EVENT_COMM_EST,
+	XR_EVENT_SQ_DRAINED,
+	XR_EVENT_PATH_MIG,
+	XR_EVENT_PATH_MIG_ERR,
+	XR_EVENT_DEVICE_FATAL,
+	XR_EVENT_PORT_ACTIVE,
+	XR_EVENT_PORT_ERR,
+	XR_EVENT_LID_CHANGE,
+	XR_EVENT_PKEY_CHANGE,
+	XR_EVENT_SM_CHANGE,
+	XR_EVENT_SRQ_ERR,
+	XR_EVENT_SRQ_LIMIT_REACHED,
+	XR_EVENT_QP_LAST_WQE_REACHED,
+	XR_EVENT_CLIENT_REREGISTER,
+	XR_EVENT_GID_CHANGE,
+};
+
+struct xr_qp;
+struct xr_async_event {
+	union {
+		struct xr_cq *cq;
+		struct xr_qp *qp;
+		struct xr_srq *srq;
+		int port_num;
+	} element;
+	enum xr_event_type event_type;
+};
+
 struct xr_qp_init_attr {
 	void *qp_context;
 	struct xr_cq *send_cq;
 	struct xr_cq *recv_cq;
+	struct xr_srq *srq; /* NULL: the QP has a receive queue of its own */
 	struct xr_qp_cap cap;
 	enum xr_qp_type qp_type;
 	int sq_sig_all;
@@ -360,6 +437,7 @@ struct xr_qp {
 	void *qp_context;
 	struct xr_cq *send_cq;
 	struct xr_cq *recv_cq;
+	struct xr_srq *srq;
 	uint32_t qp_num;
 	enum xr_qp_state state;
 	enum xr_qp_type qp_type;

@@ -88,7 +88,8 @@ struct h_qp_opts {
 	int sq_sig_all;
 	uint32_t sq_psn[2]; /* the starting PSN each side sends with */
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
-	uint8_t rd_atomic; /* max_rd_atomic and max_dest_rd_atomic */
+	uint8_t rd_atomic;     /* max_rd_atomic and max_dest_rd_atomic */
+	struct xr_srq *srq[2]; /* each side's SRQ, or NULL */
 };
 
 static inline struct h_qp_opts h_default_opts(void)
@@ -167,6 +168,7 @@ static inline int h_create_qp(struct h_pair *p, int s, const struct h_qp_opts *o
 	    .cap = o->cap,
 	    .qp_type = XR_QPT_RC,
 	    .sq_sig_all = o->sq_sig_all,
+	    .srq = o->srq[s],
 	};
 	int err;
 

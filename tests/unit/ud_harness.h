@@ -11,8 +11,9 @@
 
 #include "core_harness.h"
 
-static inline struct xr_qp_impl *ud_qp(struct h_pair *p, int s, uint32_t qkey,
-				       struct xr_cq_impl *cq, bool to_rts)
+/* A UD QP on side s taking its receives from srq (NULL: a receive queue of its own). */
+static inline struct xr_qp_impl *ud_qp_srq(struct h_pair *p, int s, uint32_t qkey,
+					   struct xr_cq_impl *cq, bool to_rts, struct xr_srq *srq)
 {
 	struct xr_qp_init_attr init = {.send_cq = &cq->pub,
 				       .recv_cq = &cq->pub,
@@ -22,7 +23,8 @@ static inline struct xr_qp_impl *ud_qp(struct h_pair *p, int s, uint32_t qkey,
 					       .max_recv_sge = 2,
 					       .max_inline_data = 64},
 				       .qp_type = XR_QPT_UD,
-				       .sq_sig_all = 1};
+				       .sq_sig_all = 1,
+				       .srq = srq};
 	struct xr_qp_attr a = {.qp_state = XR_QPS_INIT, .port_num = 1, .qkey = qkey};
 	struct xr_qp_impl *qp;
 	int err;
@@ -42,6 +44,12 @@ static inline struct xr_qp_impl *ud_qp(struct h_pair *p, int s, uint32_t qkey,
 		      "UD RTR->RTS");
 	}
 	return qp;
+}
+
+static inline struct xr_qp_impl *ud_qp(struct h_pair *p, int s, uint32_t qkey,
+				       struct xr_cq_impl *cq, bool to_rts)
+{
+	return ud_qp_srq(p, s, qkey, cq, to_rts, NULL);
 }
 
 static inline int ud_send(struct xr_qp_impl *qp, struct xr_ah *ah, uint32_t remote_qpn,

@@ -213,6 +213,81 @@ int xr_destroy_ah(struct xr_ah *ah)
 	return err ? fail(err) : 0;
 }
 
+static inline struct xr_srq_impl *srq_impl(struct xr_srq *srq)
+{
+	return (struct xr_srq_impl *)srq;
+}
+
+struct xr_srq *xr_create_srq(struct xr_pd *pd, struct xr_srq_init_attr *init_attr)
+{
+	struct xr_srq_impl *srq;
+	struct xr_device *dev;
+	int err;
+
+	if (!pd || !init_attr)
+		return fail_ptr(-EINVAL);
+	dev = dev_of_pd(pd);
+	pthread_mutex_lock(&dev->lock);
+	srq = xr_core_create_srq(pd, init_attr, &err);
+	pthread_mutex_unlock(&dev->lock);
+	return srq ? &srq->pub : fail_ptr(err);
+}
+
+int xr_modify_srq(struct xr_srq *srq, struct xr_srq_attr *attr, int attr_mask)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!srq || !attr)
+		return fail(-EINVAL);
+	dev = srq->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_modify_srq(srq_impl(srq), attr, attr_mask);
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+int xr_query_srq(struct xr_srq *srq, struct xr_srq_attr *attr)
+{
+	if (!srq || !attr)
+		return fail(-EINVAL);
+	pthread_mutex_lock(&srq->device->lock);
+	xr_core_query_srq(srq_impl(srq), attr);
+	pthread_mutex_unlock(&srq->device->lock);
+	return 0;
+}
+
+int xr_destroy_srq(struct xr_srq *srq)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!srq)
+		return fail(-EINVAL);
+	dev = srq->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_destroy_srq(srq_impl(srq));
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
+int xr_post_srq_recv(struct xr_srq *srq, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!srq || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return fail(-EINVAL);
+	}
+	dev = srq->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_post_srq_recv(srq_impl(srq), wr, bad_wr);
+	pthread_mutex_unlock(&dev->lock);
+	return err ? fail(err) : 0;
+}
+
 int xr_attach_mcast(struct xr_qp *qp, const union xr_gid *gid, uint16_t lid)
 {
 	struct xr_device *dev;

@@ -23,6 +23,49 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 	}
 }
 
+void xr_core_raise_event(struct xr_core *core, enum xr_event_type type, void *element)
+{
+	struct xr_async_event *ev;
+
+	if (core->events_head - core->events_tail >= XR_MAX_EVENTS) {
+		core->events_lost++;
+		return;
+	}
+	ev = &core->events[core->events_head++ % XR_MAX_EVENTS];
+	memset(ev, 0, sizeof(*ev));
+	ev->event_type = type;
+	switch (type) {
+	case XR_EVENT_CQ_ERR:
+		ev->element.cq = element;
+		break;
+	case XR_EVENT_SRQ_ERR:
+	case XR_EVENT_SRQ_LIMIT_REACHED:
+		ev->element.srq = element;
+		break;
+	case XR_EVENT_PORT_ACTIVE:
+	case XR_EVENT_PORT_ERR:
+	case XR_EVENT_GID_CHANGE:
+	case XR_EVENT_LID_CHANGE:
+	case XR_EVENT_PKEY_CHANGE:
+	case XR_EVENT_SM_CHANGE:
+	case XR_EVENT_CLIENT_REREGISTER:
+		ev->element.port_num = 1;
+		break;
+	case XR_EVENT_DEVICE_FATAL:
+		break;
+	default:
+		ev->element.qp = element;
+	}
+}
+
+bool xr_core_take_event(struct xr_core *core, struct xr_async_event *ev)
+{
+	if (core->events_tail == core->events_head)
+		return false;
+	*ev = core->events[core->events_tail++ % XR_MAX_EVENTS];
+	return true;
+}
+
 static struct xr_qp_impl *qp_by_qpn(struct xr_core *core, uint32_t qpn)
 {
 	uint32_t slot = qpn - XR_QPN_BASE;

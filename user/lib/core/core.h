@@ -269,6 +269,17 @@ struct xr_rwqe {
 	struct xr_sge sge[XR_MAX_SGE];
 };
 
+struct xr_srq_impl {
+	struct xr_srq pub;
+	struct xr_core *core;
+	struct xr_rwqe *ring;
+	uint32_t size;	     /* slots, a power of two */
+	uint32_t head, tail; /* posted, taken by a QP */
+	uint32_t max_sge;
+	uint32_t limit; /* armed when not 0 */
+	uint32_t refs;	/* QPs using it */
+};
+
 struct xr_qp_impl {
 	struct xr_qp pub;
 	struct xr_core *core;
@@ -295,10 +306,13 @@ struct xr_qp_impl {
 	uint32_t sq_size; /* power of two */
 	uint32_t sq_head, sq_tail;
 
-	/* receive queue */
+	/* receive queue, or the SRQ and the WQE taken from it for the message at hand */
 	struct xr_rwqe *rq;
 	uint32_t rq_size;
 	uint32_t rq_head, rq_tail;
+	struct xr_srq_impl *srq;
+	struct xr_rwqe srq_wqe;
+	bool srq_wqe_held;
 
 	/* requester */
 	uint32_t snd_psn; /* next PSN never sent before */
@@ -344,6 +358,9 @@ struct xr_qp_impl {
 #define XR_MAX_MCAST_QP_ATTACH 32
 #define XR_MAX_TOTAL_MCAST_QP_ATTACH (XR_MAX_MCAST_GROUPS * XR_MAX_MCAST_QP_ATTACH)
 
+/* Asynchronous events the core holds until the device takes them. */
+#define XR_MAX_EVENTS 256
+
 /* A group local UD QPs are attached to; unused while nqps is 0. */
 struct xr_mcast_group {
 	union xr_gid gid;
@@ -369,6 +386,10 @@ struct xr_core {
 	uint32_t pd_seq;
 	uint16_t ip_id;
 	struct xr_mcast_group mcast[XR_MAX_MCAST_GROUPS];
+	/* Asynchronous events raised, for the device to hand out: a ring. */
+	struct xr_async_event events[XR_MAX_EVENTS];
+	uint32_t events_head, events_tail;
+	uint64_t events_lost; /* raised while the ring was full */
 	struct xr_engine_stats stats;
 };
 
@@ -458,6 +479,28 @@ int xr_core_destroy_ah(struct xr_ah *ah);
 void xr_ud_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
 /* Sends the UD WQEs posted; returns the number of frames sent. */
 int xr_ud_run(struct xr_qp_impl *qp);
+
+/* ---- srq.c ---- */
+struct xr_srq_impl *xr_core_create_srq(struct xr_pd *pd, struct xr_srq_init_attr *init, int *err);
+int xr_core_modify_srq(struct xr_srq_impl *srq, const struct xr_srq_attr *attr, int mask);
+void xr_core_query_srq(const struct xr_srq_impl *srq, struct xr_srq_attr *attr);
+int xr_core_destroy_srq(struct xr_srq_impl *srq);
+int xr_core_post_srq_recv(struct xr_srq_impl *srq, struct xr_recv_wr *wr, struct xr_recv_wr **bad);
+/* Copies a receive work request into a WQE slot: -EINVAL if it has too many SGEs. */
+int xr_rwqe_fill(struct xr_rwqe *r, const struct xr_recv_wr *wr, uint32_t max_sge);
+/*
+ * Where a QP's receives come from, its receive queue or its SRQ: whether a
+ * WQE is there for the next message; the WQE of the message at hand (taken
+ * from the SRQ on first use, so no other QP gets it); done with it.
+ */
+bool xr_recv_ready(const struct xr_qp_impl *qp);
+struct xr_rwqe *xr_recv_wqe(struct xr_qp_impl *qp);
+void xr_recv_consumed(struct xr_qp_impl *qp);
+
+/* ---- events (core.c) ---- */
+void xr_core_raise_event(struct xr_core *core, enum xr_event_type type, void *element);
+/* The oldest event not yet taken: false when there is none. */
+bool xr_core_take_event(struct xr_core *core, struct xr_async_event *ev);
 
 /* ---- mcast.c ---- */
 /* An IPv4-mapped GID of 224.0.0.0/4 or an IPv6 GID of ff00::/8 (as ib_core tells). */

@@ -19,11 +19,13 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-static bool cap_ok(const struct xr_qp_cap *cap)
+/* With an SRQ the receive capabilities are the SRQ's: the QP's are ignored, as in verbs. */
+static bool cap_ok(const struct xr_qp_cap *cap, bool srq)
 {
-	return cap->max_send_wr >= 1 && cap->max_send_wr <= XR_MAX_WR && cap->max_recv_wr >= 1 &&
-	       cap->max_recv_wr <= XR_MAX_WR && cap->max_send_sge <= XR_MAX_SGE &&
-	       cap->max_recv_sge <= XR_MAX_SGE && cap->max_inline_data <= XR_MAX_INLINE;
+	return cap->max_send_wr >= 1 && cap->max_send_wr <= XR_MAX_WR &&
+	       (srq || (cap->max_recv_wr >= 1 && cap->max_recv_wr <= XR_MAX_WR &&
+			cap->max_recv_sge <= XR_MAX_SGE)) &&
+	       cap->max_send_sge <= XR_MAX_SGE && cap->max_inline_data <= XR_MAX_INLINE;
 }
 
 struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr, int *err)
@@ -33,7 +35,10 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	uint32_t slot;
 
 	*err = -EINVAL;
-	if (!attr->send_cq || !attr->recv_cq || !cap_ok(&attr->cap))
+	struct xr_srq_impl *srq = (struct xr_srq_impl *)attr->srq;
+
+	if (!attr->send_cq || !attr->recv_cq || !cap_ok(&attr->cap, srq) ||
+	    (srq && srq->core != core))
 		return NULL;
 	if (attr->qp_type != XR_QPT_RC && attr->qp_type != XR_QPT_UC && attr->qp_type != XR_QPT_UD)
 		return *err = -EOPNOTSUPP, NULL;
@@ -46,10 +51,10 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	if (!qp)
 		return NULL;
 	qp->sq_size = pow2_at_least(attr->cap.max_send_wr);
-	qp->rq_size = pow2_at_least(attr->cap.max_recv_wr);
+	qp->rq_size = srq ? 0 : pow2_at_least(attr->cap.max_recv_wr);
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
-	if (!qp->sq || !qp->rq) {
+	qp->rq = srq ? NULL : calloc(qp->rq_size, sizeof(*qp->rq));
+	if (!qp->sq || (!srq && !qp->rq)) {
 		free(qp->sq);
 		free(qp->rq);
 		free(qp);
@@ -65,13 +70,17 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->cap.max_recv_wr = qp->rq_size;
 	if (!qp->cap.max_send_sge)
 		qp->cap.max_send_sge = 1;
-	if (!qp->cap.max_recv_sge)
+	if (srq)
+		qp->cap.max_recv_sge = 0;
+	else if (!qp->cap.max_recv_sge)
 		qp->cap.max_recv_sge = 1;
+	qp->srq = srq;
 	qp->pub.device = core->device;
 	qp->pub.pd = pd;
 	qp->pub.qp_context = attr->qp_context;
 	qp->pub.send_cq = attr->send_cq;
 	qp->pub.recv_cq = attr->recv_cq;
+	qp->pub.srq = attr->srq;
 	qp->pub.qp_num = XR_QPN_BASE + slot;
 	qp->pub.state = XR_QPS_RESET;
 	qp->pub.qp_type = attr->qp_type;
@@ -83,6 +92,8 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	}
 	qp->scq->refs++;
 	qp->rcq->refs++;
+	if (srq)
+		srq->refs++;
 	pd->refs++;
 	core->qps[slot] = qp;
 	if (slot >= core->qp_slots_used)
@@ -106,6 +117,8 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 		core->qp_slots_used--;
 	qp->scq->refs--;
 	qp->rcq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
 	((struct xr_pd *)qp->pub.pd)->refs--;
 	free(qp->sq);
 	free(qp->rq);
@@ -269,6 +282,7 @@ static void reset_transport(struct xr_qp_impl *qp)
 {
 	qp->sq_head = qp->sq_tail = 0;
 	qp->rq_head = qp->rq_tail = 0;
+	qp->srq_wqe_held = false; /* RESET removes the QP's WQEs without completions */
 	qp->tx_idx = qp->tx_pkt = 0;
 	qp->retry_deadline = qp->rnr_deadline = 0;
 	qp->msn = 0;
@@ -404,6 +418,7 @@ int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *a, struct xr_qp_i
 		init->qp_context = qp->pub.qp_context;
 		init->send_cq = qp->pub.send_cq;
 		init->recv_cq = qp->pub.recv_cq;
+		init->srq = qp->pub.srq;
 		init->cap = qp->cap;
 		init->qp_type = qp->pub.qp_type;
 		init->sq_sig_all = qp->sq_sig_all;
@@ -459,15 +474,16 @@ void xr_qp_flush(struct xr_qp_impl *qp)
 		w->signaled = true; /* flushed WRs are always reported */
 	}
 	xr_qp_retire_sends(qp);
-	while (qp->rq_tail != qp->rq_head && !xr_cq_full(qp->rcq)) {
-		struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
+	/* With an SRQ only the WQE the QP holds is its own: the rest stay for the others. */
+	while ((qp->srq ? qp->srq_wqe_held : qp->rq_tail != qp->rq_head) && !xr_cq_full(qp->rcq)) {
+		struct xr_rwqe *r = xr_recv_wqe(qp);
 		struct xr_wc wc = {.wr_id = r->wr_id,
 				   .status = XR_WC_WR_FLUSH_ERR,
 				   .opcode = XR_WC_RECV,
 				   .qp_num = qp->pub.qp_num};
 
 		xr_cq_push(qp->rcq, &wc, false);
-		qp->rq_tail++;
+		xr_recv_consumed(qp);
 	}
 	qp->recv_active = false;
 	qp->write_active = false;
@@ -686,28 +702,17 @@ int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_re
 {
 	int err = 0;
 
-	if (qp->pub.state == XR_QPS_RESET)
+	/* A QP with an SRQ takes its receives from there (xr_post_srq_recv). */
+	if (qp->pub.state == XR_QPS_RESET || qp->srq)
 		err = -EINVAL;
 	for (; wr && !err; wr = wr->next) {
-		struct xr_rwqe *r;
-
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
-		    (wr->num_sge && !wr->sg_list)) {
-			err = -EINVAL;
-			break;
-		}
 		if (qp->rq_head - qp->rq_tail >= qp->rq_size) {
 			err = -ENOMEM;
 			break;
 		}
-		r = xr_rq_at(qp, qp->rq_head);
-		r->wr_id = wr->wr_id;
-		r->num_sge = wr->num_sge;
-		r->length = 0;
-		for (int i = 0; i < wr->num_sge; i++) {
-			r->sge[i] = wr->sg_list[i];
-			r->length += wr->sg_list[i].length;
-		}
+		err = xr_rwqe_fill(xr_rq_at(qp, qp->rq_head), wr, qp->cap.max_recv_sge);
+		if (err)
+			break;
 		qp->rq_head++;
 	}
 	if (err && bad)

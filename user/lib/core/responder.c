@@ -53,8 +53,8 @@ static void send_nak(struct xr_qp_impl *qp, uint8_t code, uint32_t psn)
 static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 		  enum xr_wc_status recv_status)
 {
-	if (recv_status != XR_WC_SUCCESS && qp->rq_tail != qp->rq_head) {
-		struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
+	if (recv_status != XR_WC_SUCCESS && xr_recv_ready(qp)) {
+		struct xr_rwqe *r = xr_recv_wqe(qp);
 		struct xr_wc wc = {.wr_id = r->wr_id,
 				   .status = recv_status,
 				   .opcode = XR_WC_RECV,
@@ -62,7 +62,7 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 				   .src_qp = qp->dest_qpn};
 
 		xr_cq_push(qp->rcq, &wc, false);
-		qp->rq_tail++;
+		xr_recv_consumed(qp);
 	}
 	send_nak(qp, nak, pkt->psn);
 	xr_qp_to_error(qp);
@@ -71,7 +71,7 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
 		      uint32_t byte_len)
 {
-	struct xr_rwqe *r = xr_rq_at(qp, qp->rq_tail);
+	struct xr_rwqe *r = xr_recv_wqe(qp);
 	struct xr_wc wc = {.wr_id = r->wr_id,
 			   .status = XR_WC_SUCCESS,
 			   .opcode = opcode,
@@ -87,7 +87,7 @@ void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_w
 		wc.wc_flags |= XR_WC_WITH_INV;
 	}
 	xr_cq_push(qp->rcq, &wc, pkt->se);
-	qp->rq_tail++;
+	xr_recv_consumed(qp);
 	qp->recv_active = false;
 }
 
@@ -102,7 +102,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
-		if (qp->rq_tail == qp->rq_head || xr_cq_full(qp->rcq)) {
+		if (!xr_recv_ready(qp) || xr_cq_full(qp->rcq)) {
 			xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer,
 					 pkt->psn);
 			qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
@@ -119,7 +119,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_LOC_LEN_ERR);
 		return false;
 	}
-	r = xr_rq_at(qp, qp->rq_tail);
+	r = xr_recv_wqe(qp);
 	if (pkt->payload_len > r->length - qp->recv_off) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_LOC_LEN_ERR);
 		return false;
@@ -179,7 +179,7 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		return false;
 	}
 	/* WRITE with immediate needs a receive WQE: RNR before anything is placed. */
-	if ((f & XR_OPF_RECV_WQE) && (qp->rq_tail == qp->rq_head || xr_cq_full(qp->rcq))) {
+	if ((f & XR_OPF_RECV_WQE) && (!xr_recv_ready(qp) || xr_cq_full(qp->rcq))) {
 		if (f & XR_OPF_FIRST)
 			qp->write_active = false;
 		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);

@@ -24,7 +24,7 @@ static void drop_message(struct xr_qp_impl *qp)
 /* A receive WQE for a message that needs one, and room to report it. */
 static bool have_recv(const struct xr_qp_impl *qp)
 {
-	return qp->rq_tail != qp->rq_head && !xr_cq_full(qp->rcq);
+	return xr_recv_ready(qp) && !xr_cq_full(qp->rcq);
 }
 
 static bool place_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
@@ -37,7 +37,7 @@ static bool place_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		qp->recv_active = true;
 		qp->recv_off = 0;
 	}
-	r = xr_rq_at(qp, qp->rq_tail);
+	r = xr_recv_wqe(qp);
 	if (pkt->payload_len > r->length - qp->recv_off ||
 	    xr_core_check_sgl(qp->core, qp->pub.pd, r->sge, r->num_sge, XR_ACCESS_LOCAL_WRITE) !=
 		XR_WC_SUCCESS)

@@ -131,11 +131,11 @@ void xr_ud_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		return;
 	}
 	/* No receive WQE, or no room to report one: a datagram is simply lost. */
-	if (qp->rq_tail == qp->rq_head || xr_cq_full(qp->rcq)) {
+	if (!xr_recv_ready(qp) || xr_cq_full(qp->rcq)) {
 		core->stats.rx_no_recv++;
 		return;
 	}
-	r = xr_rq_at(qp, qp->rq_tail);
+	r = xr_recv_wqe(qp);
 	wc.wr_id = r->wr_id;
 	wc.src_qp = pkt->deth_sqpn;
 	if (r->length < XR_GRH_SIZE + pkt->payload_len) {
@@ -160,7 +160,7 @@ void xr_ud_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		}
 	}
 	xr_cq_push(qp->rcq, &wc, pkt->se);
-	qp->rq_tail++;
+	xr_recv_consumed(qp);
 	/* As for RC: a local protection error is fatal to the QP. */
 	if (wc.status == XR_WC_LOC_PROT_ERR)
 		xr_qp_to_error(qp);
