@@ -14,7 +14,21 @@
 # request, never more than N in flight, and N at some point when xroce-perf is
 # the requester (tests/e2e/rd_inflight.sh); both sides must print "Outstand
 # reads : N" (read_bw: and OUT 0x0N for both QPs). Runs named IPv6 use the
-# link-local GIDs (-x 0). Prints PASS/FAIL per run.
+# link-local GIDs (-x 0). Runs with UD or UC use those connection types
+# (-c); as perftest's, a send_bw server waits for every message, so one lost
+# datagram fails the run (perftest's server gives up after 60-120 s without
+# a message, exit 17). The multicast run (-g, UD) sends to the IPv4 group
+# 239.1.2.3 given with -M (an IPv4-mapped MGID, so both sides' GIDs are of
+# one IP version, which perftest requires); the server attaches its QP to
+# the group and announces the group as its GID with QPN 0xffffff, which the
+# client's remote address must show. Prints PASS/FAIL per run.
+#
+# Soft-RoCE 6.1 as a multicast receiver neither joins the IP group (no IGMP
+# report) nor programs the right MAC filter for an IPv4 group (33:33:ef:...
+# instead of 01:00:5e:...), so the guest receives nothing of the group by
+# itself. When the guest is the receiver, a helper built here into rxe-peer's
+# share (tests/interop/guest/mcast_join.c, /share/mcast_join in the guest)
+# holds the group's membership on the guest's eth0 while ib_send_bw runs.
 #
 # Two ways to run it:
 #   sourced by tests/interop/run.sh after its pingpong runs: it reuses that
@@ -25,14 +39,22 @@
 #   (RXE_PEER_KEEP=1 leaves the guest up).
 #
 # Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
-# ../shared/rxe-peer/rxe-peer next to the repository), PERF_ITERS (default
-# 200), GUEST_TIMEOUT (seconds a guest tool may run, default 120).
+# ../shared/rxe-peer/rxe-peer next to the repository), RXE_PEER_WORK (its
+# work dir, default /tmp/rxe-peer), PERF_ITERS (default 200), GUEST_TIMEOUT
+# (seconds a guest tool may run, default 120), PERF_RUNS (a regular
+# expression: only the runs whose name matches it, default all).
+
+# The multicast group of the -g runs, as an IPv4 address and as perftest's -M.
+PERF_MCAST_GROUP=239.1.2.3
+PERF_MCAST_MGID=0:0:0:0:0:0:0:0:0:0:255:255:239:1:2:3
 
 # Runs NAME: the guest's and our command lines for one test, both directions;
 # QPS (default 1) is the number of QPs the command lines ask for with -q, OUTS
-# (default none) the outstanding READs/atomics they ask for with -o.
+# (default none) the outstanding READs/atomics they ask for with -o. With
+# PERF_JOIN=GROUP the guest, when it is the server, holds GROUP's membership.
 perftest_run_pair() {
 	local name=$1 guest_args=$2 perf_args=$3 size=$4 kind=$5 qps=${6:-1} outs=${7:-}
+	[[ $name =~ ${PERF_RUNS:-.} ]] || return 0
 	perftest_one "$name" xroce-server "$guest_args" "$perf_args" "$size" "$kind" "$qps" "$outs"
 	perftest_one "$name" guest-server "$guest_args" "$perf_args" "$size" "$kind" "$qps" "$outs"
 }
@@ -87,6 +109,14 @@ perftest_outs_why() {
 	fi
 }
 
+# perftest_group_check LOG SIDE: LOG shows, as its SIDE (local or remote)
+# address, QPN 0xffffff and the group PERF_MCAST_MGID as the MGID.
+perftest_group_check() {
+	local mgid
+	mgid=$(IFS=:; for b in $PERF_MCAST_MGID; do printf '%02d:' "$b"; done)
+	grep -A1 -E "^ $2 address: LID 0000 QPN 0xffffff PSN " "$1" | grep -qxF " MGID: ${mgid%:}"
+}
+
 perftest_wait_listening() {
 	local pid=$1 _
 	for _ in $(seq 1 100); do
@@ -111,6 +141,10 @@ perftest_one() {
 	guest_log=$PERF_LOGDIR/$tag.rxe.log
 	pcap=$PERF_LOGDIR/$tag.pcap
 	local guest_cmd="timeout $GUEST_TIMEOUT ib_$guest_args -x $PERF_GID -F -n $PERF_ITERS"
+	if [ -n "${PERF_JOIN:-}" ] && [ "$dir" = guest-server ]; then
+		# The membership ends with the test, or at the latest when the tool would have timed out.
+		guest_cmd="/share/mcast_join $PERF_JOIN eth0 $((GUEST_TIMEOUT + 5)) & j=\$!; $guest_cmd; rc=\$?; kill \$j; exit \$rc"
+	fi
 	# shellcheck disable=SC2206 # the options are meant to be split into words
 	local perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_BIN" $perf_args -d "$PERF_HOST_IF"
 		-x "$PERF_GID" -F -n "$PERF_ITERS")
@@ -174,6 +208,12 @@ perftest_one() {
 			why="xroce-perf does not show $outs outstanding reads"
 		elif [ -n "$outs" ] && ! perftest_outs_check "$guest_log" "$outs"; then
 			why="perftest does not show $outs outstanding reads"
+		elif [ -n "${PERF_JOIN:-}" ] && ! perftest_group_check "$host_log" \
+			"$([ "$host_role" = server ] && echo local || echo remote)"; then
+			why="xroce-perf does not show the server's address as the group, QPN 0xffffff"
+		elif [ -n "${PERF_JOIN:-}" ] && ! perftest_group_check "$guest_log" \
+			"$([ "$guest_role" = server ] && echo local || echo remote)"; then
+			why="perftest does not show the server's address as the group, QPN 0xffffff"
 		elif [ -n "$outs" ]; then
 			# perftest's client is the requester.
 			why=$(perftest_outs_why "$pcap" "$outs" \
@@ -240,6 +280,31 @@ perftest_main() {
 	perftest_run_pair write_lat "write_lat -s 64" "write_lat -s 64" 64 pingpong-lat
 	perftest_run_pair read_lat "read_lat -s 64" "read_lat -s 64" 64 passive-lat
 	perftest_run_pair atomic_lat "atomic_lat" "atomic_lat" 8 passive-lat
+	# UD datagrams are at most the MTU, 1024 here.
+	perftest_run_pair "send_bw UD" "send_bw -c UD -s 1024" "send_bw -c UD -s 1024" 1024 bw
+	perftest_run_pair "send_bw UC" "send_bw -c UC -s 4096" "send_bw -c UC -s 4096" 4096 bw
+	perftest_run_pair "write_bw UC" "write_bw -c UC -s 4096" "write_bw -c UC -s 4096" 4096 bw
+	perftest_run_pair "send_lat UD" "send_lat -c UD -s 64" "send_lat -c UD -s 64" 64 pingpong-lat
+	if [[ "send_bw UD -g" =~ ${PERF_RUNS:-.} ]] && perftest_build_join; then
+		PERF_JOIN=$PERF_MCAST_GROUP perftest_run_pair "send_bw UD -g" \
+			"send_bw -c UD -g -M $PERF_MCAST_MGID -s 1024" \
+			"send_bw -c UD -g -M $PERF_MCAST_MGID -s 1024" 1024 bw
+	fi
+}
+
+# Builds the guest's multicast join helper into rxe-peer's share; counts a
+# failure when it cannot.
+perftest_build_join() {
+	local share=${RXE_PEER_WORK:-/tmp/rxe-peer}/share
+	if cc -O2 -Wall -Wextra -Werror -o "$share/mcast_join" tests/interop/guest/mcast_join.c \
+		>"$PERF_LOGDIR/mcast_join.build.log" 2>&1; then
+		return 0
+	fi
+	failed=$((failed + 1))
+	failures+=("perftest: mcast_join build")
+	echo "FAIL perftest: building mcast_join failed:"
+	sed 's/^/    | /' "$PERF_LOGDIR/mcast_join.build.log"
+	return 1
 }
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then

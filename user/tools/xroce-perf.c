@@ -13,7 +13,10 @@
  * client's report; in send_bw the server posts receives and measures what
  * arrives; read_lat and atomic_lat have an active client; send_lat and
  * write_lat ping-pong (write_lat polls the last byte of its buffer). Every
- * wait is bounded; any error completion makes the exit status 1.
+ * wait is bounded; any error completion makes the exit status 1. The QPs are
+ * RC, or (-c) UC for SEND and WRITE, or UD for SEND, where -g sends to a
+ * multicast group the receiver attached to; as perftest's, the receiving
+ * side waits for every UC or UD message, so a lost one fails the run.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -52,6 +55,12 @@
 #define ALL_SIZES_MAX_LOG 23
 #define DEF_CACHE_LINE 64
 #define MIB (1024.0 * 1024.0)
+/*
+ * UC and UD: without RNR flow control a SEND finding no receive is lost, so
+ * perftest posts a receive for every iteration up front, up to this many.
+ */
+#define UC_MAX_RX 16000
+#define DEF_QKEY 0x11111111u
 
 #define RESULT_LINE                                                                                \
 	"---------------------------------------------------------------------------------------"  \
@@ -64,6 +73,10 @@
 #define RESULT_FMT_LAT_DUR " #bytes        #iterations       t_avg[usec]    tps average\n"
 
 enum perf_verb { VERB_SEND, VERB_WRITE, VERB_READ, VERB_ATOMIC };
+
+enum perf_conn { CONN_RC, CONN_UC, CONN_UD };
+
+static const char *const conn_names[] = {"RC", "UC", "UD"};
 
 struct perf_test {
 	const char *name;
@@ -100,6 +113,11 @@ struct options {
 	unsigned int num_qps;
 	bool outs_set;
 	unsigned long outs; /* -o: READs/atomics in flight, checked against the device's maximum */
+	bool size_set;
+	enum perf_conn conn;
+	bool mcg;	   /* -g: UD SENDs to a multicast group */
+	bool mgid_set;	   /* -M */
+	union xr_gid mgid; /* -M's group */
 };
 
 struct perf_ctx {
@@ -110,6 +128,7 @@ struct perf_ctx {
 	struct xr_cq *send_cq;
 	struct xr_cq *recv_cq;
 	struct xr_qp **qps; /* o->num_qps of them, as the arrays below */
+	struct xr_ah **ahs; /* UD: where each QP sends */
 	uint8_t *buf;
 	size_t buff_size; /* one slot: each QP sends from one and is the target of another */
 	struct perf_oob oob;
@@ -126,6 +145,10 @@ struct perf_ctx {
 	unsigned int cq_mod;
 	uint32_t max_inline;
 	unsigned int *recv_posted; /* per QP: receives posted in the current run */
+	/* The message size, or with -a the largest: UD's is at most the MTU. */
+	uint64_t max_size;
+	union xr_gid mgid; /* -g: the group our QP receives from */
+	bool mcast_attached;
 };
 
 static double now_us(void)
@@ -161,11 +184,19 @@ static void usage(void)
 	       DEF_BW_ITERS, DEF_LAT_ITERS);
 	printf("  -D, --duration=<secs>    run for <secs> seconds instead (active side only: "
 	       "write/read/atomic bw, read/atomic lat)\n");
-	printf("  -a, --all                all sizes from 2 to 2^%d\n", ALL_SIZES_MAX_LOG);
+	printf("  -a, --all                all sizes from 2 to 2^%d (UD: to the MTU)\n",
+	       ALL_SIZES_MAX_LOG);
 	printf("  -A, --atomic_type=<type> CMP_AND_SWAP or FETCH_AND_ADD (default)\n");
 	printf("  -x, --gid-index=<index>  local GID index (default: the first IPv4 one)\n");
 	printf("  -m, --mtu=<mtu>          path MTU 256..4096 (default: the port's)\n");
 	printf("  -q, --qp=<num>           number of QPs, bw tests only (default 1)\n");
+	printf("  -c, --connection=<type>  RC, UC (send and write tests) or UD (send tests) "
+	       "(default RC)\n");
+	printf("  -g, --mcg                send to a multicast group (UD, send tests, one QP)\n");
+	printf("  -M, --MGID=<gid>         -g's group, 16 colon-separated bytes (default "
+	       "255:1:0:0:0:2:201:133:0:0:0:0:0:0:0:0;\n"
+	       "                           send_lat's client receives on 1 more in the last "
+	       "byte)\n");
 	printf("  -o, --outs=<num>         outstanding READs/atomics, read and atomic tests only "
 	       "(default: the device's maximum)\n");
 	printf("  -t, --tx-depth=<dep>     send queue depth (default %d for bw, 1 for lat)\n",
@@ -177,6 +208,58 @@ static void usage(void)
 static unsigned int mtu_bytes(enum xr_mtu mtu)
 {
 	return 128u << mtu;
+}
+
+/* -c, refused for a verb it cannot carry with perftest's words. */
+static bool parse_connection(const char *arg, enum perf_verb verb, enum perf_conn *conn)
+{
+	static const char *const elsewhere[] = {"XRC", "DC", "SRD", "RawEth"};
+
+	if (!strcmp(arg, "RC")) {
+		*conn = CONN_RC;
+	} else if (!strcmp(arg, "UC")) {
+		if (verb == VERB_READ || verb == VERB_ATOMIC) {
+			fprintf(stderr, PROG ": UC connection not possible in READ/ATOMIC verbs\n");
+			return false;
+		}
+		*conn = CONN_UC;
+	} else if (!strcmp(arg, "UD")) {
+		if (verb != VERB_SEND) {
+			fprintf(stderr, PROG ": UD connection only possible in SEND verb\n");
+			return false;
+		}
+		*conn = CONN_UD;
+	} else {
+		for (size_t i = 0; i < sizeof(elsewhere) / sizeof(elsewhere[0]); i++) {
+			if (!strcmp(arg, elsewhere[i])) {
+				fprintf(stderr,
+					PROG ": %s connections are not supported by xroce\n", arg);
+				return false;
+			}
+		}
+		fprintf(stderr, PROG ": Invalid Connection type. Please choose from {RC,UC,UD}\n");
+		return false;
+	}
+	return true;
+}
+
+/* -M: 16 bytes, each a number as strtol base 0 reads it, separated by colons. */
+static bool parse_mgid(const char *arg, union xr_gid *gid)
+{
+	const char *p = arg;
+
+	for (int i = 0; i < 16; i++) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 0);
+		if (errno || end == p || v < 0 || v > 255 || *end != (i == 15 ? '\0' : ':'))
+			return false;
+		gid->raw[i] = (uint8_t)v;
+		p = end + 1;
+	}
+	return true;
 }
 
 /* Returns 0 to run, 1 for a usage error, 2 when usage was printed on request. */
@@ -197,10 +280,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {.name = "tx-depth", .has_arg = 1, .val = 't'},
 	    {.name = "rx-depth", .has_arg = 1, .val = 'r'},
 	    {.name = "CPU-freq", .has_arg = 0, .val = 'F'},
+	    {.name = "connection", .has_arg = 1, .val = 'c'},
+	    {.name = "mcg", .has_arg = 0, .val = 'g'},
+	    {.name = "MGID", .has_arg = 1, .val = 'M'},
 	    {.name = "help", .has_arg = 0, .val = 'h'},
 	    {0},
 	};
-	bool size_set = false, iters_set = false, qps_set = false;
+	bool iters_set = false, qps_set = false;
 	unsigned long v;
 	int c;
 
@@ -221,8 +307,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return 1;
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "d:p:s:n:D:aA:x:m:q:o:t:r:Fh", long_options, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "d:p:s:n:D:aA:x:m:q:o:t:r:Fc:gM:h", long_options,
+				NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->ifname = optarg;
@@ -236,7 +322,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (!parse_ulong(optarg, 1ul << 31, &v) || !v)
 				goto bad_value;
 			o->size = v;
-			size_set = true;
+			o->size_set = true;
 			break;
 		case 'n':
 			if (!parse_ulong(optarg, 1ul << 30, &v) || !v)
@@ -296,6 +382,28 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'F':
 			break;
+		case 'c':
+			if (!parse_connection(optarg, o->test->verb, &o->conn))
+				return 1;
+			break;
+		case 'g':
+			if (o->test->verb != VERB_SEND) {
+				fprintf(stderr,
+					PROG ": MultiCast feature only available on SEND verb\n");
+				return 1;
+			}
+			o->mcg = true;
+			break;
+		case 'M':
+			if (!parse_mgid(optarg, &o->mgid)) {
+				fprintf(stderr,
+					PROG ": invalid multicast GID '%s': 16 colon-separated "
+					     "bytes, e.g. 255:1:0:0:0:2:201:133:0:0:0:0:0:0:0:0\n",
+					optarg);
+				return 1;
+			}
+			o->mgid_set = true;
+			break;
 		case 'h':
 			usage();
 			return 2;
@@ -320,20 +428,33 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, PROG ": Multiple QPs only available on bw tests\n");
 		return 1;
 	}
+	if (o->mcg) {
+		/* As perftest: -g means UD whatever -c said, and GID 0 unless -x. */
+		o->conn = CONN_UD;
+		if (o->num_qps > 1) {
+			fprintf(stderr, PROG ": Only 1 QP supported in multicast\n");
+			return 1;
+		}
+		if (o->gid_index < 0)
+			o->gid_index = 0;
+	} else if (o->mgid_set) {
+		fprintf(stderr, PROG ": -M names the group of -g, which is not given\n");
+		return 1;
+	}
 	if (o->outs_set && o->test->verb != VERB_READ && o->test->verb != VERB_ATOMIC) {
 		fprintf(stderr, PROG ": -o (outstanding READs/atomics) is for read and atomic "
 				     "tests only\n");
 		return 1;
 	}
 	if (o->test->verb == VERB_ATOMIC) {
-		if (size_set && o->size != ATOMIC_SIZE) {
+		if (o->size_set && o->size != ATOMIC_SIZE) {
 			fprintf(stderr, PROG ": atomics are %d bytes (-s %" PRIu64 ")\n",
 				ATOMIC_SIZE, o->size);
 			return 1;
 		}
 		o->size = ATOMIC_SIZE;
 		o->all_sizes = false;
-	} else if (!size_set) {
+	} else if (!o->size_set) {
 		o->size = o->test->lat ? DEF_LAT_SIZE : DEF_BW_SIZE;
 	}
 	if (!iters_set)
@@ -429,6 +550,29 @@ static int oob_negotiate(struct perf_ctx *ctx, enum xr_mtu port_mtu)
 	return 0;
 fail:
 	fprintf(stderr, PROG ": parameter exchange failed: %s\n", oob_error(ret));
+	return -1;
+}
+
+/*
+ * The message size (with -a the largest) once the MTU is agreed: a UD message
+ * is one packet. As perftest, a size nobody asked for (the default, -a's)
+ * shrinks to the MTU, and one asked for with -s is refused.
+ */
+static int settle_size(struct perf_ctx *ctx)
+{
+	const struct options *o = ctx->o;
+	unsigned int mtu = mtu_bytes(ctx->mtu);
+
+	ctx->max_size = o->all_sizes ? 1ull << ALL_SIZES_MAX_LOG : o->size;
+	if (o->conn != CONN_UD || ctx->max_size <= mtu)
+		return 0;
+	if (o->all_sizes || !o->size_set) {
+		fprintf(stderr, PROG ": Max msg size in UD is MTU %u\n Changing to this MTU\n",
+			mtu);
+		ctx->max_size = mtu;
+		return 0;
+	}
+	fprintf(stderr, PROG ": Max message size in UD cannot be greater than MTU (%u)\n", mtu);
 	return -1;
 }
 
@@ -546,13 +690,24 @@ static int alloc_qp_arrays(struct perf_ctx *ctx)
 	unsigned int n = ctx->o->num_qps;
 
 	ctx->qps = calloc(n, sizeof(*ctx->qps));
+	ctx->ahs = calloc(n, sizeof(*ctx->ahs));
 	ctx->mine = calloc(n, sizeof(*ctx->mine));
 	ctx->remote = calloc(n, sizeof(*ctx->remote));
 	ctx->recv_posted = calloc(n, sizeof(*ctx->recv_posted));
-	if (ctx->qps && ctx->mine && ctx->remote && ctx->recv_posted)
+	if (ctx->qps && ctx->ahs && ctx->mine && ctx->remote && ctx->recv_posted)
 		return 0;
 	fprintf(stderr, PROG ": out of memory for %u QPs\n", n);
 	return -1;
+}
+
+/* INIT: a UD QP takes perftest's Q_Key, the others the access flags of the verb. */
+static int qp_init(const struct perf_ctx *ctx, struct xr_qp *qp)
+{
+	struct xr_qp_attr attr = {.qp_state = XR_QPS_INIT, .port_num = 1, .qkey = DEF_QKEY};
+
+	if (ctx->o->conn != CONN_UD)
+		return qp_to_init(qp, 1, qp_access(ctx->o->test->verb));
+	return xr_modify_qp(qp, &attr, XR_QP_STATE | XR_QP_PKEY_INDEX | XR_QP_PORT | XR_QP_QKEY);
 }
 
 /* One QP in INIT, and the keys that describe it to the peer. */
@@ -576,7 +731,7 @@ static int create_qp(struct perf_ctx *ctx, unsigned int q, struct xr_qp_init_att
 	}
 	ctx->max_inline = init_attr->cap.max_inline_data;
 
-	ret = qp_to_init(ctx->qps[q], 1, qp_access(verb));
+	ret = qp_init(ctx, ctx->qps[q]);
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to INIT: %s\n", strerror(-ret));
 		return -1;
@@ -597,8 +752,11 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 {
 	const struct options *o = ctx->o;
 	enum perf_verb verb = o->test->verb;
-	uint64_t max_size = o->all_sizes ? 1ull << ALL_SIZES_MAX_LOG : o->size;
-	struct xr_qp_init_attr init_attr = {.qp_type = XR_QPT_RC, .cap = {.max_send_sge = 1}};
+	uint64_t max_size = ctx->max_size;
+	static const enum xr_qp_type qp_types[] = {
+	    [CONN_RC] = XR_QPT_RC, [CONN_UC] = XR_QPT_UC, [CONN_UD] = XR_QPT_UD};
+	struct xr_qp_init_attr init_attr = {.qp_type = qp_types[o->conn],
+					    .cap = {.max_send_sge = 1}};
 	size_t alloc;
 
 	ctx->tx_depth = o->tx_depth ? o->tx_depth : (o->test->lat ? 1 : DEF_TX_DEPTH);
@@ -608,6 +766,9 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 	ctx->rx_depth = o->rx_depth ? o->rx_depth : DEF_RX_DEPTH;
 	if (ctx->rx_depth > o->iters)
 		ctx->rx_depth = o->iters;
+	/* perftest takes an explicit -r 512 for its default as well. */
+	if (o->conn != CONN_RC && ctx->rx_depth == DEF_RX_DEPTH)
+		ctx->rx_depth = o->iters < UC_MAX_RX ? o->iters : UC_MAX_RX;
 	if (ctx->tx_depth > dev_attr->max_qp_wr || ctx->rx_depth > dev_attr->max_qp_wr) {
 		fprintf(stderr, PROG ": queue depths %u/%u exceed the device's %u\n", ctx->tx_depth,
 			ctx->rx_depth, dev_attr->max_qp_wr);
@@ -628,6 +789,13 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 		return -1;
 	}
 	alloc = 2 * o->num_qps * ctx->buff_size;
+	/*
+	 * A UD receive puts the GRH in front of a cache-line-aligned payload
+	 * (post_recvs), which needs a cache line more; a page more keeps the
+	 * size a multiple of the alignment.
+	 */
+	if (o->conn == CONN_UD)
+		alloc += ctx->cycle_buffer;
 	ctx->buf = aligned_alloc(ctx->cycle_buffer, alloc);
 	if (!ctx->buf) {
 		fprintf(stderr, PROG ": couldn't allocate %zu bytes\n", alloc);
@@ -671,6 +839,12 @@ static void destroy_resources(struct perf_ctx *ctx)
 {
 	int ret;
 
+	for (unsigned int q = 0; ctx->ahs && q < ctx->o->num_qps; q++)
+		if (ctx->ahs[q] && (ret = xr_destroy_ah(ctx->ahs[q])))
+			fprintf(stderr, PROG ": couldn't destroy AH: %s\n", strerror(-ret));
+	if (ctx->mcast_attached && (ret = xr_detach_mcast(ctx->qps[0], &ctx->mgid, 0)))
+		fprintf(stderr, PROG ": Couldn't detach QP from MultiCast group: %s\n",
+			strerror(-ret));
 	for (unsigned int q = 0; ctx->qps && q < ctx->o->num_qps; q++)
 		if (ctx->qps[q] && (ret = xr_destroy_qp(ctx->qps[q])))
 			fprintf(stderr, PROG ": couldn't destroy QP: %s\n", strerror(-ret));
@@ -688,22 +862,69 @@ static void destroy_resources(struct perf_ctx *ctx)
 		close(ctx->oob.fd);
 	free(ctx->buf);
 	free(ctx->qps);
+	free(ctx->ahs);
 	free(ctx->mine);
 	free(ctx->remote);
 	free(ctx->recv_posted);
 }
 
 /*
- * RTR and RTS with perftest's attributes: the responder takes as many reads
- * as we announced, the requester issues as many as the peer announced. Unlike
- * perftest, whose requester ignores its own -o, ours also keeps to it: -o N
- * means at most N in flight on either side. Like perftest, a bandwidth server
- * stays in RTR: it never sends a request.
+ * -g: the receiving side (send_bw's server, both sides of send_lat) attaches
+ * its QP to the group and announces the group as its GID, with the multicast
+ * QPN, so that the peer's SENDs go there. Without -M, send_lat's client
+ * receives on a group of its own, one more in the last byte.
+ */
+static int attach_group(struct perf_ctx *ctx)
+{
+	/* perftest's default group: 255:1:0:0:0:2:201:133:0:0:0:0:0:0:0:0. */
+	static const union xr_gid def_mgid = {.raw = {255, 1, 0, 0, 0, 2, 201, 133}};
+	int ret;
+
+	if (!ctx->o->mcg || (!ctx->o->test->lat && is_client(ctx)))
+		return 0;
+	ctx->mgid = ctx->o->mgid_set ? ctx->o->mgid : def_mgid;
+	if (is_client(ctx) && !ctx->o->mgid_set)
+		ctx->mgid.raw[15]++;
+	ret = xr_attach_mcast(ctx->qps[0], &ctx->mgid, 0);
+	if (ret) {
+		fprintf(stderr, PROG ": Couldn't attach QP to MultiCast group: %s\n",
+			strerror(-ret));
+		return -1;
+	}
+	ctx->mcast_attached = true;
+	ctx->mine[0].gid = ctx->mgid;
+	ctx->mine[0].lid = 0;
+	ctx->mine[0].qpn = XR_MULTICAST_QPN;
+	return 0;
+}
+
+/* As perftest: IPv4-mapped GIDs, and ff0e::ffff:a.b.c.d groups, are IPv4. */
+static bool gid_is_ipv4(const union xr_gid *gid)
+{
+	static const uint8_t v4_group[12] = {0xff, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return gid_is_ipv4_mapped(gid) || !memcmp(gid->raw, v4_group, sizeof(v4_group));
+}
+
+/*
+ * RC: RTR and RTS with perftest's attributes: the responder takes as many
+ * reads as we announced, the requester issues as many as the peer announced.
+ * Unlike perftest, whose requester ignores its own -o, ours also keeps to it:
+ * -o N means at most N in flight on either side. UC: only the path, the
+ * peer's QPN and PSNs. UD: nothing but the states, and the peer's address in
+ * an AH. Like perftest, a bandwidth server stays in RTR: it never sends.
  */
 static int connect_qp(struct perf_ctx *ctx, unsigned int q)
 {
 	static const uint8_t zero_gid[16];
 	const struct perf_dest *remote = &ctx->remote[q];
+	enum perf_conn conn = ctx->o->conn;
+	struct xr_ah_attr av = {
+	    .is_global = 1,
+	    .dlid = (uint16_t)remote->lid,
+	    .port_num = 1,
+	    .grh = {.dgid = remote->gid, .sgid_index = (uint8_t)ctx->gid_index, .hop_limit = 0xff},
+	};
 	struct qp_rtr_attr rtr = {
 	    .path_mtu = ctx->mtu,
 	    .dest_qpn = remote->qpn,
@@ -716,6 +937,13 @@ static int connect_qp(struct perf_ctx *ctx, unsigned int q)
 	    .max_dest_rd_atomic = (uint8_t)ctx->mine[q].out_reads,
 	    .min_rnr_timer = 12,
 	};
+	struct xr_qp_attr attr = {
+	    .qp_state = XR_QPS_RTR,
+	    .path_mtu = ctx->mtu,
+	    .dest_qp_num = remote->qpn,
+	    .rq_psn = remote->psn,
+	    .ah_attr = av,
+	};
 	unsigned int max_rd_atomic =
 	    remote->out_reads < ctx->out_reads ? remote->out_reads : ctx->out_reads;
 	int ret;
@@ -725,18 +953,37 @@ static int connect_qp(struct perf_ctx *ctx, unsigned int q)
 			PROG ": the peer sent a zero GID: RoCE needs one (run it with -x)\n");
 		return -1;
 	}
-	ret = qp_to_rtr(ctx->qps[q], &rtr);
+	if (conn == CONN_RC)
+		ret = qp_to_rtr(ctx->qps[q], &rtr);
+	else
+		ret = xr_modify_qp(ctx->qps[q], &attr,
+				   conn == CONN_UD ? XR_QP_STATE
+						   : XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU |
+							 XR_QP_DEST_QPN | XR_QP_RQ_PSN);
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to RTR: %s\n", strerror(-ret));
 		return -1;
 	}
 	if (!ctx->o->test->lat && !is_client(ctx))
 		return 0;
-	ret =
-	    qp_to_rts(ctx->qps[q], ctx->mine[q].psn, (uint8_t)(max_rd_atomic ? max_rd_atomic : 1));
+	if (conn == CONN_RC) {
+		ret = qp_to_rts(ctx->qps[q], ctx->mine[q].psn,
+				(uint8_t)(max_rd_atomic ? max_rd_atomic : 1));
+	} else {
+		attr.qp_state = XR_QPS_RTS;
+		attr.sq_psn = ctx->mine[q].psn;
+		ret = xr_modify_qp(ctx->qps[q], &attr, XR_QP_STATE | XR_QP_SQ_PSN);
+	}
 	if (ret) {
 		fprintf(stderr, PROG ": failed to modify QP to RTS: %s\n", strerror(-ret));
 		return -1;
+	}
+	if (conn == CONN_UD) {
+		ctx->ahs[q] = xr_create_ah(ctx->pd, &av);
+		if (!ctx->ahs[q]) {
+			fprintf(stderr, PROG ": Failed to create AH: %s\n", strerror(errno));
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -751,10 +998,16 @@ static void print_test_info(const struct perf_ctx *ctx)
 	snprintf(title, sizeof(title), o->test->title,
 		 o->cmp_and_swap ? "CMP_AND_SWAP" : "FETCH_AND_ADD");
 	printf(RESULT_LINE);
-	printf("                    %s\n", title);
+	/* perftest's multicast title: "Send BW Multicast Test". */
+	if (o->mcg)
+		printf("                    %.*sMulticast Test\n"
+		       " MultiCast runs on UD!\n",
+		       (int)(strlen(title) - strlen("Test")), title);
+	else
+		printf("                    %s\n", title);
 	printf(" Dual-port       : OFF\t\tDevice         : %s\n", o->ifname);
 	printf(" Number of qps   : %u\t\tTransport type : IB\n", o->num_qps);
-	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
+	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", conn_names[o->conn]);
 	if (is_client(ctx) || o->test->lat)
 		printf(" TX depth        : %u\n", ctx->tx_depth);
 	if (o->test->verb == VERB_SEND && (!is_client(ctx) || o->test->lat))
@@ -771,19 +1024,22 @@ static void print_test_info(const struct perf_ctx *ctx)
 	printf(RESULT_LINE);
 }
 
-static void print_dest(const struct perf_ctx *ctx, const char *side, const struct perf_dest *d)
+static void print_dest(const struct perf_ctx *ctx, bool local, const struct perf_dest *d)
 {
 	const uint8_t *g = d->gid.raw;
+	/* As perftest: the server's own group, and the client's view of the server's. */
+	bool group = ctx->o->mcg && local != is_client(ctx);
 
-	printf(" %s address: LID %#04x QPN %#06x PSN %#06x", side, d->lid, d->qpn, d->psn);
+	printf(" %s address: LID %#04x QPN %#06x PSN %#06x", local ? "local" : "remote", d->lid,
+	       d->qpn, d->psn);
 	if (ctx->o->test->verb == VERB_READ)
 		printf(" OUT %#04x", d->out_reads);
 	if (ctx->o->test->verb == VERB_READ || ctx->o->test->verb == VERB_WRITE)
 		printf(" RKey %#08x VAddr %#016" PRIx64, d->rkey, d->vaddr);
-	printf("\n GID: %02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:"
+	printf("\n %s: %02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:"
 	       "%02d\n",
-	       g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12],
-	       g[13], g[14], g[15]);
+	       group ? "MGID" : "GID", g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9],
+	       g[10], g[11], g[12], g[13], g[14], g[15]);
 }
 
 static void print_bw_line(const struct perf_bw_report *r)
@@ -910,11 +1166,17 @@ static int wait_one(struct perf_ctx *ctx, struct xr_cq *cq, struct xr_wc *wc, in
 	}
 }
 
-/* Receives into QP q's target slot; their wr_id names the QP. */
-static int post_recvs(struct perf_ctx *ctx, unsigned int q, unsigned int n)
+/*
+ * Receives of size-byte messages into QP q's target slot; their wr_id names
+ * the QP. A UD receive, as perftest's, also takes the GRH, in the 40 bytes
+ * before the slot's second cache line, where the payload starts.
+ */
+static int post_recvs(struct perf_ctx *ctx, unsigned int q, unsigned int n, uint64_t size)
 {
-	struct xr_sge sge = {.addr = (uintptr_t)target_slot(ctx, q),
-			     .length = ctx->buff_size,
+	bool ud = ctx->o->conn == CONN_UD;
+	struct xr_sge sge = {.addr = (uintptr_t)target_slot(ctx, q) +
+				     (ud ? ctx->cache_line - XR_GRH_SIZE : 0),
+			     .length = ud ? size + XR_GRH_SIZE : ctx->buff_size,
 			     .lkey = ctx->mr->lkey};
 	struct xr_recv_wr wr = {.wr_id = q, .sg_list = &sge, .num_sge = 1}, *bad_wr;
 
@@ -928,6 +1190,12 @@ static int post_recvs(struct perf_ctx *ctx, unsigned int q, unsigned int n)
 		ctx->recv_posted[q]++;
 	}
 	return 0;
+}
+
+/* A receive completion's byte count: a UD one counts its GRH. */
+static uint64_t recv_len(const struct perf_ctx *ctx, uint64_t size)
+{
+	return ctx->o->conn == CONN_UD ? size + XR_GRH_SIZE : size;
 }
 
 /* Cycles through the cycle buffer as perftest does, one cache-line-aligned slot per message. */
@@ -959,6 +1227,11 @@ static int post_op(struct perf_ctx *ctx, unsigned int q, uint64_t size, size_t l
 	switch (ctx->o->test->verb) {
 	case VERB_SEND:
 		wr.opcode = XR_WR_SEND;
+		if (ctx->o->conn == CONN_UD) {
+			wr.wr.ud.ah = ctx->ahs[q];
+			wr.wr.ud.remote_qpn = remote->qpn;
+			wr.wr.ud.remote_qkey = DEF_QKEY;
+		}
 		break;
 	case VERB_WRITE:
 		wr.opcode = XR_WR_RDMA_WRITE;
@@ -1173,17 +1446,17 @@ static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_b
 
 			if (check_wc(&wc[i], "receive", rcnt))
 				return -1;
-			if (wc[i].byte_len != size) {
+			if (wc[i].byte_len != recv_len(ctx, size)) {
 				fprintf(stderr,
 					PROG ": receive %" PRIu64 " has %u bytes, expected %" PRIu64
 					     "\n",
-					rcnt + 1, wc[i].byte_len, size);
+					rcnt + 1, wc[i].byte_len, recv_len(ctx, size));
 				return -1;
 			}
 			last = now_us();
 			if (!rcnt++)
 				first = last;
-			if (ctx->recv_posted[q] < iters && post_recvs(ctx, q, 1))
+			if (ctx->recv_posted[q] < iters && post_recvs(ctx, q, 1, size))
 				return -1;
 		}
 		if (ne) {
@@ -1203,11 +1476,11 @@ static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_b
 }
 
 /* Receives on every QP for one send_bw run, before the barrier that lets the client start. */
-static int prepare_send_bw_server(struct perf_ctx *ctx)
+static int prepare_send_bw_server(struct perf_ctx *ctx, uint64_t size)
 {
 	for (unsigned int q = 0; q < ctx->o->num_qps; q++) {
 		ctx->recv_posted[q] = 0;
-		if (post_recvs(ctx, q, ctx->rx_depth))
+		if (post_recvs(ctx, q, ctx->rx_depth, size))
 			return -1;
 	}
 	return 0;
@@ -1218,10 +1491,10 @@ static int run_bw(struct perf_ctx *ctx)
 	const struct options *o = ctx->o;
 	bool client = is_client(ctx), send = o->test->verb == VERB_SEND;
 	struct perf_bw_report mine = {0}, theirs;
-	uint64_t size = o->all_sizes ? 2 : o->size;
+	uint64_t size = o->all_sizes ? 2 : ctx->max_size;
 	int64_t wait_ms = run_timeout_ms(ctx) * (o->all_sizes ? ALL_SIZES_MAX_LOG : 1);
 
-	if (send && !client && !o->all_sizes && prepare_send_bw_server(ctx))
+	if (send && !client && !o->all_sizes && prepare_send_bw_server(ctx, size))
 		return -1;
 	/* send_bw's receives are posted: only now may the client start. */
 	if (send && !o->all_sizes && barrier(ctx, EXCHANGE_TIMEOUT_MS, "before the run"))
@@ -1230,7 +1503,7 @@ static int run_bw(struct perf_ctx *ctx)
 	if (client || send) {
 		for (;;) {
 			if (send && o->all_sizes) {
-				if (!client && prepare_send_bw_server(ctx))
+				if (!client && prepare_send_bw_server(ctx, size))
 					return -1;
 				if (barrier(ctx, wait_ms, "before a size"))
 					return -1;
@@ -1241,7 +1514,7 @@ static int run_bw(struct perf_ctx *ctx)
 			print_bw_line(&mine);
 			if (send && o->all_sizes && barrier(ctx, wait_ms, "after a size"))
 				return -1;
-			if (!o->all_sizes || size >= 1ull << ALL_SIZES_MAX_LOG)
+			if (!o->all_sizes || size >= ctx->max_size)
 				break;
 			size *= 2;
 		}
@@ -1321,15 +1594,15 @@ static int run_send_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 
 			if (wait_one(ctx, ctx->recv_cq, &wc, deadline, "receive", rcnt, iters))
 				return -1;
-			if (wc.byte_len != size) {
+			if (wc.byte_len != recv_len(ctx, size)) {
 				fprintf(stderr,
 					PROG ": receive %" PRIu64 " has %u bytes, expected %" PRIu64
 					     "\n",
-					rcnt + 1, wc.byte_len, size);
+					rcnt + 1, wc.byte_len, recv_len(ctx, size));
 				return -1;
 			}
 			rcnt++;
-			if (ctx->recv_posted[0] < iters && post_recvs(ctx, 0, 1))
+			if (ctx->recv_posted[0] < iters && post_recvs(ctx, 0, 1, size))
 				return -1;
 		}
 		if (scnt < iters) {
@@ -1371,13 +1644,13 @@ static int run_lat(struct perf_ctx *ctx)
 	const struct options *o = ctx->o;
 	enum perf_verb verb = o->test->verb;
 	bool active = verb == VERB_SEND || verb == VERB_WRITE || is_client(ctx);
-	uint64_t size = o->all_sizes ? 2 : o->size;
+	uint64_t size = o->all_sizes ? 2 : ctx->max_size;
 	double *samples = NULL;
 	int ret = -1;
 
 	if (verb == VERB_SEND) {
 		ctx->recv_posted[0] = 0;
-		if (post_recvs(ctx, 0, ctx->rx_depth))
+		if (post_recvs(ctx, 0, ctx->rx_depth, size))
 			return -1;
 	}
 	if (barrier(ctx, EXCHANGE_TIMEOUT_MS, "before the run"))
@@ -1412,12 +1685,17 @@ static int run_lat(struct perf_ctx *ctx)
 			else
 				print_lat_line(size, n, samples, n);
 		}
-		if (!o->all_sizes || size >= 1ull << ALL_SIZES_MAX_LOG)
+		if (!o->all_sizes || size >= ctx->max_size)
 			break;
 		size *= 2;
+		/*
+		 * As perftest's send_lat -a: the peer sends the next size only
+		 * once our receives are posted, which UC and UD depend on.
+		 */
 		if (verb == VERB_SEND) {
 			ctx->recv_posted[0] = 0;
-			if (post_recvs(ctx, 0, ctx->rx_depth))
+			if (post_recvs(ctx, 0, ctx->rx_depth, size) ||
+			    barrier(ctx, EXCHANGE_TIMEOUT_MS, "before a size"))
 				goto out;
 		}
 	}
@@ -1442,7 +1720,8 @@ static int run(const struct options *o)
 	int ret, status = 1;
 
 	if (alloc_qp_arrays(&ctx) || open_device(&ctx, &dev_attr) || oob_open(&ctx) ||
-	    oob_negotiate(&ctx, dev_attr.active_mtu) || create_resources(&ctx, &dev_attr))
+	    oob_negotiate(&ctx, dev_attr.active_mtu) || settle_size(&ctx) ||
+	    create_resources(&ctx, &dev_attr) || attach_group(&ctx))
 		goto out;
 
 	/*
@@ -1454,6 +1733,13 @@ static int run(const struct options *o)
 	 */
 	if (xchg_qp_keys(&ctx, "of the QPs"))
 		goto out;
+	if (gid_is_ipv4(&ctx.mine[0].gid) != gid_is_ipv4(&ctx.remote[0].gid)) {
+		fprintf(stderr,
+			PROG ": Found Incompatibility issue with GID types: one side's GID "
+			     "(or group) is IPv4, the other's IPv6; use the same IP version "
+			     "on both (-x, -M)\n");
+		goto out;
+	}
 	for (unsigned int q = 0; q < o->num_qps; q++)
 		if (connect_qp(&ctx, q))
 			goto out;
@@ -1464,9 +1750,9 @@ static int run(const struct options *o)
 		goto out;
 	print_test_info(&ctx);
 	for (unsigned int q = 0; q < o->num_qps; q++)
-		print_dest(&ctx, "local", &ctx.mine[q]);
+		print_dest(&ctx, true, &ctx.mine[q]);
 	for (unsigned int q = 0; q < o->num_qps; q++)
-		print_dest(&ctx, "remote", &ctx.remote[q]);
+		print_dest(&ctx, false, &ctx.remote[q]);
 	printf(RESULT_LINE);
 
 	if (o->test->lat ? run_lat(&ctx) : run_bw(&ctx))
