@@ -123,6 +123,11 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		return;
 	}
 	qp->rx_frames++;
+	/* The first packet of a connection that arrives before RTS (verbs' COMM_EST). */
+	if (qp->pub.state == XR_QPS_RTR && qp->pub.qp_type != XR_QPT_UD && !qp->comm_established) {
+		qp->comm_established = true;
+		xr_core_raise_event(core, XR_EVENT_COMM_EST, &qp->pub);
+	}
 	if (qp->pub.qp_type == XR_QPT_UD) {
 		xr_ud_rx(qp, &pkt);
 		return;

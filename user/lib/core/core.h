@@ -313,6 +313,7 @@ struct xr_qp_impl {
 	struct xr_srq_impl *srq;
 	struct xr_rwqe srq_wqe;
 	bool srq_wqe_held;
+	bool comm_established; /* COMM_EST raised: a packet came in RTR */
 
 	/* requester */
 	uint32_t snd_psn; /* next PSN never sent before */

@@ -283,6 +283,7 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->sq_head = qp->sq_tail = 0;
 	qp->rq_head = qp->rq_tail = 0;
 	qp->srq_wqe_held = false; /* RESET removes the QP's WQEs without completions */
+	qp->comm_established = false;
 	qp->tx_idx = qp->tx_pkt = 0;
 	qp->retry_deadline = qp->rnr_deadline = 0;
 	qp->msn = 0;
@@ -358,6 +359,8 @@ static transition_fn transition_of(const struct xr_qp_impl *qp)
 	}
 }
 
+static void enter_error(struct xr_qp_impl *qp, bool fatal);
+
 int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int attr_mask,
 		      const uint8_t *dmac)
 {
@@ -384,7 +387,7 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 		qp->pub.state = XR_QPS_RESET;
 		reset_transport(qp);
 	} else if (next == XR_QPS_ERR) {
-		xr_qp_to_error(qp);
+		enter_error(qp, false);
 	} else {
 		qp->pub.state = next;
 	}
@@ -490,11 +493,29 @@ void xr_qp_flush(struct xr_qp_impl *qp)
 	qp->retry_deadline = qp->rnr_deadline = 0;
 }
 
-void xr_qp_to_error(struct xr_qp_impl *qp)
+/*
+ * fatal: a transport error took the QP there (QP_FATAL), not the application.
+ * A QP with an SRQ then tells that it takes no more of the SRQ's WQEs: its
+ * last one has been flushed (LAST_WQE_REACHED).
+ */
+static void enter_error(struct xr_qp_impl *qp, bool fatal)
 {
+	bool was_error = qp->pub.state == XR_QPS_ERR;
+
 	qp->pub.state = XR_QPS_ERR;
 	xr_qp_flush(qp);
 	xr_xdp_publish_qp(qp);
+	if (was_error)
+		return;
+	if (fatal)
+		xr_core_raise_event(qp->core, XR_EVENT_QP_FATAL, &qp->pub);
+	if (qp->srq)
+		xr_core_raise_event(qp->core, XR_EVENT_QP_LAST_WQE_REACHED, &qp->pub);
+}
+
+void xr_qp_to_error(struct xr_qp_impl *qp)
+{
+	enter_error(qp, true);
 }
 
 /* ---- posting ---------------------------------------------------------- */

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The asynchronous events the transport core raises, on the in-memory
+ * link: COMM_EST once, for the first packet a QP takes in RTR; QP_FATAL when
+ * a transport error (retries exhausted) takes a QP to ERR, never when the
+ * application moves it there; QP_LAST_WQE_REACHED when a QP with an SRQ
+ * enters ERR, either way; none twice.
+ */
+#include "core_harness.h"
+
+struct counted {
+	int comm_est, fatal, last_wqe, other;
+};
+
+static struct counted take_events(struct xr_core *core, struct xr_qp *qp)
+{
+	struct xr_async_event ev;
+	struct counted c = {0};
+
+	while (xr_core_take_event(core, &ev)) {
+		if (ev.element.qp != qp)
+			c.other++;
+		else if (ev.event_type == XR_EVENT_COMM_EST)
+			c.comm_est++;
+		else if (ev.event_type == XR_EVENT_QP_FATAL)
+			c.fatal++;
+		else if (ev.event_type == XR_EVENT_QP_LAST_WQE_REACHED)
+			c.last_wqe++;
+		else
+			c.other++;
+	}
+	return c;
+}
+
+static void test_comm_est(void)
+{
+	struct h_qp_opts o = h_default_opts();
+	struct h_buf *src, *dst;
+	struct xr_sge s, d;
+	struct counted c;
+	struct h_pair p;
+
+	if (h_pair_init(&p, 11, 64) || h_create_qp(&p, 0, &o) || h_create_qp(&p, 1, &o) ||
+	    h_to_init(&p, 0) || h_to_init(&p, 1) || h_to_rtr(&p, 0, &o) || h_to_rts(&p, 0, &o) ||
+	    h_to_rtr(&p, 1, &o))
+		exit(2);
+	src = h_buf(&p, 0, 64, XR_ACCESS_LOCAL_WRITE, 1);
+	dst = h_buf(&p, 1, 64, XR_ACCESS_LOCAL_WRITE, 0);
+	s = h_sge(src, 0, 64);
+	d = h_sge(dst, 0, 64);
+	for (int i = 0; i < 3; i++)
+		CHECK(h_post_recv(&p, 1, (uint64_t)i, &d, 1) == 0, "recv");
+	c = take_events(p.side[1].core, &p.side[1].qp->pub);
+	CHECK(c.comm_est == 0, "nothing before a packet came");
+	for (int i = 0; i < 2; i++)
+		CHECK(h_post_send(&p, 0, (uint64_t)i, &s, 1, XR_WR_SEND, 0, 0) == 0, "send");
+	h_settle(&p);
+	c = take_events(p.side[1].core, &p.side[1].qp->pub);
+	CHECK(c.comm_est == 1 && c.fatal == 0 && c.other == 0,
+	      "two SENDs to a QP in RTR: COMM_EST once (%d), nothing else", c.comm_est);
+	CHECK(h_to_rts(&p, 1, &o) == 0, "to RTS");
+	CHECK(h_post_send(&p, 0, 2, &s, 1, XR_WR_SEND, 0, 0) == 0, "send");
+	h_settle(&p);
+	c = take_events(p.side[1].core, &p.side[1].qp->pub);
+	CHECK(c.comm_est == 0, "none in RTS");
+	c = take_events(p.side[0].core, &p.side[0].qp->pub);
+	CHECK(c.comm_est == 0 && c.fatal == 0, "the sender, in RTS from the start, raised none");
+	h_pair_destroy(&p);
+}
+
+static void test_fatal_and_last_wqe(void)
+{
+	struct h_qp_opts o = h_default_opts();
+	struct xr_mem_impair cut = {.loss = 1.0};
+	struct xr_qp_attr err_attr = {.qp_state = XR_QPS_ERR};
+	struct xr_srq_init_attr sinit = {.attr = {.max_wr = 4, .max_sge = 1}};
+	struct xr_srq_impl *srq;
+	struct h_buf *src;
+	struct xr_sge s;
+	struct counted c;
+	struct h_pair p;
+	int err;
+
+	if (h_pair_init(&p, 12, 64))
+		exit(2);
+	srq = xr_core_create_srq(p.side[1].pd, &sinit, &err);
+	if (!srq)
+		exit(2);
+	o.srq[1] = &srq->pub;
+	o.retry_cnt = 2;
+	o.timeout = 8; /* about 1 ms */
+	if (h_connect(&p, &o))
+		exit(2);
+	src = h_buf(&p, 0, 64, XR_ACCESS_LOCAL_WRITE, 1);
+	s = h_sge(src, 0, 64);
+	/* Nothing reaches the peer: the retries run out. */
+	xr_mem_link_set_impair(&p.link, 0, &cut);
+	CHECK(h_post_send(&p, 0, 1, &s, 1, XR_WR_SEND, 0, 0) == 0, "send");
+	h_settle(&p);
+	h_expect_wc(p.side[0].scq, "the send", 1, XR_WC_RETRY_EXC_ERR, XR_WC_SEND);
+	c = take_events(p.side[0].core, &p.side[0].qp->pub);
+	CHECK(c.fatal == 1 && c.last_wqe == 0 && c.other == 0,
+	      "retries exhausted: QP_FATAL once (%d), no LAST_WQE without an SRQ (%d)", c.fatal,
+	      c.last_wqe);
+	CHECK(xr_core_modify_qp(p.side[0].qp, &err_attr, XR_QP_STATE, NULL) == 0, "ERR again");
+	c = take_events(p.side[0].core, &p.side[0].qp->pub);
+	CHECK(c.fatal == 0, "nothing more for a QP already in ERR");
+
+	CHECK(xr_core_modify_qp(p.side[1].qp, &err_attr, XR_QP_STATE, NULL) == 0, "SRQ QP to ERR");
+	c = take_events(p.side[1].core, &p.side[1].qp->pub);
+	CHECK(c.fatal == 0 && c.last_wqe == 1 && c.other == 0,
+	      "moved to ERR by the application: no QP_FATAL (%d), LAST_WQE_REACHED once (%d)",
+	      c.fatal, c.last_wqe);
+	for (int i = 0; i < 2; i++) {
+		xr_core_destroy_qp(p.side[i].qp);
+		p.side[i].qp = NULL;
+	}
+	xr_core_destroy_srq(srq);
+	h_pair_destroy(&p);
+}
+
+int main(void)
+{
+	h_group("COMM_EST once, for the first packet in RTR", test_comm_est);
+	h_group("QP_FATAL on a transport error only; LAST_WQE_REACHED for an SRQ QP in ERR",
+		test_fatal_and_last_wqe);
+	return h_exit_status();
+}
