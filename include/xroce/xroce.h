@@ -421,6 +421,18 @@ struct xr_async_event {
 	enum xr_event_type event_type;
 };
 
+/*
+ * As ibv_get_async_event: blocks until an event is queued, unless the fd
+ * xr_async_fd returns was made O_NONBLOCK (then -EAGAIN); the fd is readable
+ * (poll, epoll) while events are queued. Every event taken is acknowledged
+ * with xr_ack_async_event; a QP, CQ or SRQ with events taken and not
+ * acknowledged cannot be destroyed (EBUSY). Events still queued for an
+ * object that is destroyed are dropped.
+ */
+int xr_async_fd(struct xr_device *dev);
+int xr_get_async_event(struct xr_device *dev, struct xr_async_event *event);
+void xr_ack_async_event(struct xr_async_event *event);
+
 struct xr_qp_init_attr {
 	void *qp_context;
 	struct xr_cq *send_cq;

@@ -122,6 +122,9 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	err = pthread_mutex_init(&dev->lock, NULL);
 	if (err)
 		return -err;
+	err = xr_async_open(dev);
+	if (err)
+		return err;
 	return xr_engine_start(dev);
 }
 
@@ -132,6 +135,7 @@ static int open_device(struct xr_device *dev, const char *ifname,
 static void release_device(struct xr_device *dev)
 {
 	xr_engine_stop(dev);
+	xr_async_close(dev);
 	if (dev->port)
 		xr_xsk_port_close(dev->port);
 	xr_mcast_reset(dev);
@@ -160,6 +164,7 @@ struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open
 		return NULL;
 	}
 	dev->wake_fd = -1;
+	dev->async_fd = -1;
 	dev->lock_fd = -1;
 	dev->xdp.mcast_map_fd = -1;
 	for (int i = 0; i < XR_MAX_MCAST_GROUPS; i++)

@@ -28,9 +28,11 @@ struct xr_device {
 	/* Per group of core.mcast: the socket holding the interface's membership, or -1. */
 	int mcast_fd[XR_MAX_MCAST_GROUPS];
 
-	int wake_fd;  /* eventfd: work was posted while the engine slept */
-	int sleeping; /* atomic: the engine is (about to be) blocked in poll */
-	int stop;     /* atomic */
+	int wake_fd;		  /* eventfd: work was posted while the engine slept */
+	int async_fd;		  /* eventfd, semaphore: asynchronous events queued (async.c) */
+	uint32_t events_signaled; /* core.events_head when async_fd was last counted up */
+	int sleeping;		  /* atomic: the engine is (about to be) blocked in poll */
+	int stop;		  /* atomic */
 	uint64_t busy_poll_ns;
 	/*
 	 * Until this time (atomic, ns) an application thread is spinning in
@@ -49,6 +51,12 @@ void xr_engine_stop(struct xr_device *dev);
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
 /* How long a poll_cq call keeps the engine thread off the sockets. */
 #define XR_APP_POLL_GRACE_NS 200000ull
+
+/* async.c */
+int xr_async_open(struct xr_device *dev);
+void xr_async_close(struct xr_device *dev);
+/* Unlocks dev->lock, then counts the events raised meanwhile into the async fd. */
+void xr_unlock_and_signal(struct xr_device *dev);
 
 /* Called after posting work: wakes the engine if it sleeps. */
 void xr_engine_kick(struct xr_device *dev);

@@ -57,7 +57,7 @@ static bool engine_round(struct xr_device *dev, uint64_t *deadline)
 
 	pthread_mutex_lock(&dev->lock);
 	busy = xr_engine_round_locked(dev, deadline);
-	pthread_mutex_unlock(&dev->lock);
+	xr_unlock_and_signal(dev);
 	return busy;
 }
 

@@ -471,7 +471,7 @@ int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 		return 0;
 	xr_engine_round_locked(cq->device, &deadline);
 	n = xr_core_poll_cq(c, num_entries, wc);
-	pthread_mutex_unlock(&cq->device->lock);
+	xr_unlock_and_signal(cq->device);
 	return n;
 }
 
@@ -516,7 +516,7 @@ int xr_modify_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask)
 	}
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_modify_qp(qp_impl(qp), attr, attr_mask, mac);
-	pthread_mutex_unlock(&dev->lock);
+	xr_unlock_and_signal(dev); /* entering ERR may have raised events */
 	if (!err)
 		xr_engine_kick(dev);
 	return err ? fail(err) : 0;
@@ -569,7 +569,7 @@ int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **ba
 
 		xr_engine_round_locked(dev, &deadline);
 	}
-	pthread_mutex_unlock(&dev->lock);
+	xr_unlock_and_signal(dev);
 	xr_engine_kick(dev);
 	return err ? fail(err) : 0;
 }

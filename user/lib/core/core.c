@@ -31,6 +31,7 @@ void xr_core_raise_event(struct xr_core *core, enum xr_event_type type, void *el
 		core->events_lost++;
 		return;
 	}
+	core->event_forgotten[core->events_head % XR_MAX_EVENTS] = false;
 	ev = &core->events[core->events_head++ % XR_MAX_EVENTS];
 	memset(ev, 0, sizeof(*ev));
 	ev->event_type = type;
@@ -60,10 +61,26 @@ void xr_core_raise_event(struct xr_core *core, enum xr_event_type type, void *el
 
 bool xr_core_take_event(struct xr_core *core, struct xr_async_event *ev)
 {
-	if (core->events_tail == core->events_head)
-		return false;
-	*ev = core->events[core->events_tail++ % XR_MAX_EVENTS];
-	return true;
+	while (core->events_tail != core->events_head) {
+		uint32_t i = core->events_tail++ % XR_MAX_EVENTS;
+
+		if (core->event_forgotten[i])
+			continue;
+		*ev = core->events[i];
+		return true;
+	}
+	return false;
+}
+
+void xr_core_forget_events(struct xr_core *core, const void *element)
+{
+	for (uint32_t n = core->events_tail; n != core->events_head; n++) {
+		uint32_t i = n % XR_MAX_EVENTS;
+
+		/* Every object kind shares the union's first member: its pointer. */
+		if (core->events[i].element.qp == element)
+			core->event_forgotten[i] = true;
+	}
 }
 
 static struct xr_qp_impl *qp_by_qpn(struct xr_core *core, uint32_t qpn)

@@ -66,7 +66,8 @@ struct xr_cq_impl {
 	uint32_t size;	     /* slots, a power of two */
 	uint32_t head, tail; /* produced, consumed */
 	uint64_t overflows;
-	uint32_t refs; /* QPs using it */
+	uint32_t refs;		/* QPs using it */
+	uint32_t async_unacked; /* asynchronous events (CQ_ERR) taken and not acknowledged */
 	/* Completion events: 0, or the arming of xr_req_notify_cq (one-shot). */
 	int armed;
 	struct xr_comp_channel *channel;
@@ -276,8 +277,9 @@ struct xr_srq_impl {
 	uint32_t size;	     /* slots, a power of two */
 	uint32_t head, tail; /* posted, taken by a QP */
 	uint32_t max_sge;
-	uint32_t limit; /* armed when not 0 */
-	uint32_t refs;	/* QPs using it */
+	uint32_t limit;		/* armed when not 0 */
+	uint32_t refs;		/* QPs using it */
+	uint32_t async_unacked; /* asynchronous events taken and not acknowledged */
 };
 
 struct xr_qp_impl {
@@ -313,7 +315,8 @@ struct xr_qp_impl {
 	struct xr_srq_impl *srq;
 	struct xr_rwqe srq_wqe;
 	bool srq_wqe_held;
-	bool comm_established; /* COMM_EST raised: a packet came in RTR */
+	bool comm_established;	/* COMM_EST raised: a packet came in RTR */
+	uint32_t async_unacked; /* asynchronous events taken and not acknowledged */
 
 	/* requester */
 	uint32_t snd_psn; /* next PSN never sent before */
@@ -389,6 +392,7 @@ struct xr_core {
 	struct xr_mcast_group mcast[XR_MAX_MCAST_GROUPS];
 	/* Asynchronous events raised, for the device to hand out: a ring. */
 	struct xr_async_event events[XR_MAX_EVENTS];
+	bool event_forgotten[XR_MAX_EVENTS]; /* its object was destroyed first */
 	uint32_t events_head, events_tail;
 	uint64_t events_lost; /* raised while the ring was full */
 	struct xr_engine_stats stats;
@@ -502,6 +506,8 @@ void xr_recv_consumed(struct xr_qp_impl *qp);
 void xr_core_raise_event(struct xr_core *core, enum xr_event_type type, void *element);
 /* The oldest event not yet taken: false when there is none. */
 bool xr_core_take_event(struct xr_core *core, struct xr_async_event *ev);
+/* Drops the events not yet taken about element (a QP, CQ or SRQ being destroyed). */
+void xr_core_forget_events(struct xr_core *core, const void *element);
 
 /* ---- mcast.c ---- */
 /* An IPv4-mapped GID of 224.0.0.0/4 or an IPv6 GID of ff00::/8 (as ib_core tells). */

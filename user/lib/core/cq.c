@@ -34,8 +34,9 @@ struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err)
 
 int xr_core_destroy_cq(struct xr_cq_impl *cq)
 {
-	if (cq->refs)
+	if (cq->refs || cq->async_unacked)
 		return -EBUSY;
+	xr_core_forget_events(cq->core, &cq->pub);
 	free(cq->ring);
 	free(cq);
 	return 0;

@@ -107,10 +107,14 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 {
 	struct xr_core *core = qp->core;
 
-	/* As ibv_destroy_qp: a QP still attached to a multicast group stays. */
-	if (qp->mcast_groups)
+	/*
+	 * As ibv_destroy_qp: a QP still attached to a multicast group stays, and
+	 * so does one with asynchronous events taken and not acknowledged.
+	 */
+	if (qp->mcast_groups || qp->async_unacked)
 		return -EBUSY;
 	xr_xdp_unpublish_qp(qp);
+	xr_core_forget_events(core, &qp->pub);
 	xr_core_unbind_qp_windows(qp);
 	core->qps[qp->slot] = NULL;
 	while (core->qp_slots_used && !core->qps[core->qp_slots_used - 1])

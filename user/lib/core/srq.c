@@ -114,8 +114,9 @@ void xr_core_query_srq(const struct xr_srq_impl *srq, struct xr_srq_attr *attr)
 
 int xr_core_destroy_srq(struct xr_srq_impl *srq)
 {
-	if (srq->refs)
+	if (srq->refs || srq->async_unacked)
 		return -EBUSY;
+	xr_core_forget_events(srq->core, &srq->pub);
 	((struct xr_pd *)srq->pub.pd)->refs--;
 	free(srq->ring);
 	free(srq);

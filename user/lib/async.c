@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Asynchronous events, as ibv_get_async_event: the core raises them into its
+ * ring under the device lock; whoever unlocks after that counts them into
+ * the device's async fd (an eventfd in semaphore mode, one unit per event),
+ * outside the lock; xr_get_async_event takes one unit, then one event.
+ */
+#include <errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "device.h"
+
+int xr_async_open(struct xr_device *dev)
+{
+	/* Blocking unless the application makes it O_NONBLOCK, as libibverbs' async_fd. */
+	dev->async_fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	return dev->async_fd < 0 ? -errno : 0;
+}
+
+void xr_async_close(struct xr_device *dev)
+{
+	if (dev->async_fd >= 0)
+		close(dev->async_fd);
+	dev->async_fd = -1;
+}
+
+void xr_unlock_and_signal(struct xr_device *dev)
+{
+	uint64_t raised = dev->core.events_head - dev->events_signaled;
+
+	dev->events_signaled = dev->core.events_head;
+	pthread_mutex_unlock(&dev->lock);
+	/* The counter cannot overflow: at most XR_MAX_EVENTS units are ever pending. */
+	if (raised && write(dev->async_fd, &raised, sizeof(raised)) != sizeof(raised))
+		dev->events_signaled -= (uint32_t)raised; /* counted again next time */
+}
+
+int xr_async_fd(struct xr_device *dev)
+{
+	return dev ? dev->async_fd : -EINVAL;
+}
+
+static uint32_t *unacked_of(const struct xr_async_event *ev)
+{
+	switch (ev->event_type) {
+	case XR_EVENT_CQ_ERR:
+		return &((struct xr_cq_impl *)ev->element.cq)->async_unacked;
+	case XR_EVENT_SRQ_ERR:
+	case XR_EVENT_SRQ_LIMIT_REACHED:
+		return &((struct xr_srq_impl *)ev->element.srq)->async_unacked;
+	case XR_EVENT_QP_FATAL:
+	case XR_EVENT_QP_REQ_ERR:
+	case XR_EVENT_QP_ACCESS_ERR:
+	case XR_EVENT_COMM_EST:
+	case XR_EVENT_SQ_DRAINED:
+	case XR_EVENT_PATH_MIG:
+	case XR_EVENT_PATH_MIG_ERR:
+	case XR_EVENT_QP_LAST_WQE_REACHED:
+		return &((struct xr_qp_impl *)ev->element.qp)->async_unacked;
+	default:
+		return NULL; /* the port's and the device's: nothing to destroy waits for them */
+	}
+}
+
+int xr_get_async_event(struct xr_device *dev, struct xr_async_event *ev)
+{
+	if (!dev || !ev)
+		return -EINVAL;
+	for (;;) {
+		uint64_t unit;
+		uint32_t *unacked;
+		bool got;
+
+		if (read(dev->async_fd, &unit, sizeof(unit)) != sizeof(unit)) {
+			if (errno == EINTR)
+				continue;
+			return -errno; /* EAGAIN when the fd is non-blocking and nothing is queued
+					*/
+		}
+		pthread_mutex_lock(&dev->lock);
+		got = xr_core_take_event(&dev->core, ev);
+		unacked = got ? unacked_of(ev) : NULL;
+		if (unacked)
+			(*unacked)++;
+		pthread_mutex_unlock(&dev->lock);
+		/* Not got: the event's object was destroyed meanwhile; its unit is spent. */
+		if (got)
+			return 0;
+	}
+}
+
+void xr_ack_async_event(struct xr_async_event *ev)
+{
+	struct xr_device *dev;
+	uint32_t *unacked;
+
+	if (!ev || !(unacked = unacked_of(ev)))
+		return;
+	switch (ev->event_type) {
+	case XR_EVENT_CQ_ERR:
+		dev = ev->element.cq->device;
+		break;
+	case XR_EVENT_SRQ_ERR:
+	case XR_EVENT_SRQ_LIMIT_REACHED:
+		dev = ev->element.srq->device;
+		break;
+	default:
+		dev = ev->element.qp->device;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (*unacked)
+		(*unacked)--;
+	pthread_mutex_unlock(&dev->lock);
+}
