@@ -29,15 +29,9 @@ xroce=$BUILD/xroce
 source tests/e2e/e2e_common.sh
 e2e_init test_mcast_e2e "$e2e" "$xroce"
 
-member_pids=()
-stop_members() {
-	local pid
-	for pid in "${member_pids[@]}"; do
-		e2e_stop_pid "$pid"
-	done
-	member_pids=()
-}
-trap 'stop_members; e2e_cleanup' EXIT
+# shellcheck source=tests/e2e/members.sh
+source tests/e2e/members.sh
+trap 'member_stop_all; e2e_cleanup' EXIT
 
 # The star: S, R1, R2 each with a veth to bridge br0 in namespace M.
 id=$$
@@ -67,66 +61,13 @@ for end in s r1 r2; do
 		fail "could not set up ${DEV[$end]}"
 done
 
-# Members: a process per end, fed commands through a FIFO, answering in a file.
-declare -A FD LINES
-start_member() {
-	local end=$1 fd
-	shift
-	mkfifo "$logdir/$end.in"
-	# Opened read-write so that the member never sees end of file between commands.
-	exec {fd}<>"$logdir/$end.in"
-	FD[$end]=$fd
-	LINES[$end]=0
-	: >"$logdir/$end.out"
-	netns_exec "${NS[$end]}" timeout 120 "$e2e" "$@" <&"$fd" >"$logdir/$end.out" \
-		2>"$logdir/$end.err" &
-	member_pids+=($!)
-	next_line "$end"
-}
-
-# next_line END: waits (10 s at most) for END's next line of output into REPLY.
-next_line() {
-	local end=$1 want=$((LINES[$1] + 1)) _
-	for _ in $(seq 1000); do
-		if [ "$(wc -l <"$logdir/$end.out")" -ge "$want" ]; then
-			REPLY=$(sed -n "${want}p" "$logdir/$end.out")
-			LINES[$end]=$want
-			return 0
-		fi
-		sleep 0.01
-	done
-	show_member "$end"
-	fail "$end: no answer after 10 s"
-}
-
-show_member() {
-	echo "--- $1 output:"
-	sed 's/^/    /' "$logdir/$1.out"
-	echo "--- $1 errors:"
-	sed 's/^/    /' "$logdir/$1.err"
-}
-
-# ask END COMMAND [EXPECTED]: sends COMMAND; the answer (in REPLY) must be EXPECTED (default "ok ...").
-ask() {
-	local end=$1 cmd=$2 want=${3:-}
-	echo "$cmd" >&"${FD[$end]}"
-	next_line "$end"
-	if [ -n "$want" ]; then
-		[ "$REPLY" = "$want" ] && return 0
-	else
-		[ "${REPLY:0:3}" = "ok " ] && return 0
-	fi
-	show_member "$end"
-	fail "$end: '$cmd' answered '$REPLY', expected '${want:-ok ...}'"
-}
-
 # expect_counts MS END Q N COUNTS...: waits until END's QP Q has N (MS ms at
 # most), then every QP's count must be as COUNTS says. A count that must not
 # grow is asked for as one more than it is, waiting MS for what must not come.
 expect_counts() {
 	local ms=$1 end=$2 q=$3 n=$4
 	shift 4
-	ask "$end" "wait $q $n $ms"
+	member_ask "$end" "wait $q $n $ms"
 	[ "$REPLY" = "ok counts $* dups 0 bad 0" ] ||
 		fail "$end: '$REPLY', expected 'ok counts $* dups 0 bad 0' (each message once, exact)"
 }
@@ -161,22 +102,22 @@ for e in json.load(sys.stdin):
 # run_family LABEL GROUP GROUP_MAC GID_INDEX
 run_family() {
 	local label=$1 group=$2 mac=$3 gid_index=$4 sender_qp sender_gid before after
-	start_member s sender "${DEV[s]}" "$gid_index" "$group"
+	member_start s "${NS[s]}" "$e2e" sender "${DEV[s]}" "$gid_index" "$group"
 	read -r _ sender_qp sender_gid <<<"$REPLY"
 	[ -n "$sender_gid" ] || fail "sender: no 'qp' line: $REPLY"
 	for end in r1 r2; do
-		start_member "$end" receiver "${DEV[$end]}" "$gid_index" "$group" 2
+		member_start "$end" "${NS[$end]}" "$e2e" receiver "${DEV[$end]}" "$gid_index" "$group" 2
 		[ "$REPLY" = ready ] || fail "$end: $REPLY"
-		ask "$end" "sender $sender_qp $sender_gid"
+		member_ask "$end" "sender $sender_qp $sender_gid"
 		member_of "$end" no "$group" "$mac"
 	done
 
-	ask r1 "attach 0" && ask r1 "attach 1" && ask r1 "attach 0" && ask r2 "attach 0"
+	member_ask r1 "attach 0" && member_ask r1 "attach 1" && member_ask r1 "attach 0" && member_ask r2 "attach 0"
 	member_of r1 yes "$group" "$mac"
 	member_of r2 yes "$group" "$mac"
 	echo "ok   $label: attached (R1 both QPs, one twice; R2 one): $group and $mac in ip maddr"
 
-	ask s "send 0 40 512" "ok sent 40"
+	member_ask s "send 0 40 512" "ok sent 40"
 	expect_counts 5000 r1 1 40 40 40
 	expect_counts 5000 r1 0 40 40 40
 	expect_counts 5000 r2 0 40 40 0
@@ -185,15 +126,15 @@ run_family() {
 		fail "$label: bpftool shows R1's group table as '$(group_entry r1)', R2's as '$(group_entry r2)'; expected '$group 2 40' and '$group 1 40'"
 	echo "ok   $label: bpftool: the group in each table, its QPs attached, 40 frames steered"
 
-	ask r2 "destroy 0" "ok destroy 0 errno EBUSY"
-	ask r2 "detach 1" "error detach 1: EINVAL"
-	ask r2 "detach 0"
+	member_ask r2 "destroy 0" "ok destroy 0 errno EBUSY"
+	member_ask r2 "detach 1" "error detach 1: EINVAL"
+	member_ask r2 "detach 0"
 	member_of r2 no "$group" "$mac"
 	[ -z "$(group_entry r2)" ] || fail "$label: R2's group table still holds $(group_entry r2)"
 	before=$(xdp_counter r2 drop_mcast_unjoined)
 	local engine_before
 	engine_before=$(xdp_counter r2 engine_rx_unknown_qp)
-	ask s "send 40 20 512" "ok sent 20"
+	member_ask s "send 40 20 512" "ok sent 20"
 	expect_counts 5000 r1 0 60 60 60
 	expect_counts 1000 r2 0 41 40 0
 	after=$(xdp_counter r2 drop_mcast_unjoined)
@@ -203,30 +144,20 @@ run_family() {
 		fail "$label: R2's engine saw frames of a group it left"
 	echo "ok   $label: R2 detached: left the group, got none of 20 more, XDP dropped them (drop_mcast_unjoined +20); destroy while attached EBUSY, detach not attached EINVAL"
 
-	ask r1 "detach 1"
-	ask s "send 60 10 512" "ok sent 10"
+	member_ask r1 "detach 1"
+	member_ask s "send 60 10 512" "ok sent 10"
 	expect_counts 5000 r1 0 70 70 60
-	ask r1 "detach 0"
+	member_ask r1 "detach 0"
 	member_of r1 no "$group" "$mac"
 	before=$(xdp_counter r1 drop_mcast_unjoined)
-	ask s "send 70 10 512" "ok sent 10"
+	member_ask s "send 70 10 512" "ok sent 10"
 	expect_counts 1000 r1 0 71 70 60
 	after=$(xdp_counter r1 drop_mcast_unjoined)
 	[ $((after - before)) -eq 10 ] ||
 		fail "$label: R1 drop_mcast_unjoined moved by $((after - before)), expected 10"
 	echo "ok   $label: R1 detached one QP, then the other: delivery stopped for each at once"
 
-	for end in s r1 r2; do
-		echo quit >&"${FD[$end]}"
-	done
-	for pid in "${member_pids[@]}"; do
-		wait "$pid" || fail "$label: a member exited with $?"
-	done
-	member_pids=()
-	for end in s r1 r2; do
-		exec {FD[$end]}>&-
-		rm -f "$logdir/$end.in"
-	done
+	member_quit_all
 }
 
 run_family IPv4 239.1.2.3 01:00:5e:01:02:03 -1

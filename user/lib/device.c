@@ -123,6 +123,8 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	if (err)
 		return -err;
 	err = xr_async_open(dev);
+	if (!err)
+		err = xr_port_monitor_open(dev);
 	if (err)
 		return err;
 	return xr_engine_start(dev);
@@ -135,6 +137,7 @@ static int open_device(struct xr_device *dev, const char *ifname,
 static void release_device(struct xr_device *dev)
 {
 	xr_engine_stop(dev);
+	xr_port_monitor_close(dev);
 	xr_async_close(dev);
 	if (dev->port)
 		xr_xsk_port_close(dev->port);

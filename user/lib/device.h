@@ -28,11 +28,13 @@ struct xr_device {
 	/* Per group of core.mcast: the socket holding the interface's membership, or -1. */
 	int mcast_fd[XR_MAX_MCAST_GROUPS];
 
-	int wake_fd;		  /* eventfd: work was posted while the engine slept */
-	int async_fd;		  /* eventfd, semaphore: asynchronous events queued (async.c) */
-	uint32_t events_signaled; /* core.events_head when async_fd was last counted up */
-	int sleeping;		  /* atomic: the engine is (about to be) blocked in poll */
-	int stop;		  /* atomic */
+	int wake_fd;		    /* eventfd: work was posted while the engine slept */
+	int async_fd;		    /* eventfd, semaphore: asynchronous events queued (async.c) */
+	uint32_t events_signaled;   /* core.events_head when async_fd was last counted up */
+	struct mnl_socket *monitor; /* link and address notifications (port_monitor.c) */
+	bool port_active;	    /* the interface is up with carrier, as last seen */
+	int sleeping;		    /* atomic: the engine is (about to be) blocked in poll */
+	int stop;		    /* atomic */
 	uint64_t busy_poll_ns;
 	/*
 	 * Until this time (atomic, ns) an application thread is spinning in
@@ -51,6 +53,13 @@ void xr_engine_stop(struct xr_device *dev);
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
 /* How long a poll_cq call keeps the engine thread off the sockets. */
 #define XR_APP_POLL_GRACE_NS 200000ull
+
+/* port_monitor.c: the engine polls the monitor's fd and calls poll when readable. */
+struct mnl_socket;
+int xr_port_monitor_open(struct xr_device *dev);
+void xr_port_monitor_close(struct xr_device *dev);
+int xr_port_monitor_fd(const struct xr_device *dev);
+void xr_port_monitor_poll(struct xr_device *dev);
 
 /* async.c */
 int xr_async_open(struct xr_device *dev);

@@ -15,8 +15,9 @@
 #include "device.h"
 
 #define RX_BATCH 64
-#define MAX_SLEEP_NS 100000000ull /* wake at least every 100 ms */
-#define TX_RETRY_NS 20000ull	  /* a tx backlog is flushed again this soon */
+#define MAX_SLEEP_NS 100000000ull   /* wake at least every 100 ms */
+#define TX_RETRY_NS 20000ull	    /* a tx backlog is flushed again this soon */
+#define MONITOR_POLL_NS 10000000ull /* link and address news are at most this late */
 
 uint64_t xr_now_ns(void)
 {
@@ -63,8 +64,8 @@ static bool engine_round(struct xr_device *dev, uint64_t *deadline)
 
 static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_sockets)
 {
-	struct pollfd pfd[XR_MAX_QUEUES + 1];
-	int nfds = watch_sockets ? xr_xsk_port_nfds(dev->port) : 0, n = 0;
+	struct pollfd pfd[XR_MAX_QUEUES + 2];
+	int nfds = watch_sockets ? xr_xsk_port_nfds(dev->port) : 0, n = 0, monitor = -1;
 	uint64_t now = xr_now_ns(), wait = MAX_SLEEP_NS;
 	struct timespec ts;
 	uint64_t v;
@@ -77,13 +78,21 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_so
 	}
 	for (int i = 0; i < nfds && n < XR_MAX_QUEUES; i++)
 		pfd[n++] = (struct pollfd){.fd = xr_xsk_port_fd(dev->port, i), .events = POLLIN};
+	if (xr_port_monitor_fd(dev) >= 0) {
+		monitor = n;
+		pfd[n++] = (struct pollfd){.fd = xr_port_monitor_fd(dev), .events = POLLIN};
+	}
 	pfd[n++] = (struct pollfd){.fd = dev->wake_fd, .events = POLLIN};
 	ts.tv_sec = (time_t)(wait / 1000000000ull);
 	ts.tv_nsec = (long)(wait % 1000000000ull);
-	if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0 && (pfd[n - 1].revents & POLLIN)) {
+	if (ppoll(pfd, (nfds_t)n, &ts, NULL) <= 0)
+		return;
+	if (pfd[n - 1].revents & POLLIN) {
 		ssize_t r = read(dev->wake_fd, &v, sizeof(v));
 		(void)r;
 	}
+	if (monitor >= 0 && (pfd[monitor].revents & POLLIN))
+		xr_port_monitor_poll(dev);
 }
 
 /*
@@ -102,9 +111,17 @@ static void *engine_main(void *arg)
 	struct xr_device *dev = arg;
 	uint64_t idle_since = xr_now_ns(), deadline;
 
+	uint64_t next_monitor_poll = 0;
+
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t app_until = __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED);
+		uint64_t now = xr_now_ns();
 
+		/* Link and address news: looked at now and then, also when never idle. */
+		if (now >= next_monitor_poll) {
+			xr_port_monitor_poll(dev);
+			next_monitor_poll = now + MONITOR_POLL_NS;
+		}
 		if (xr_now_ns() < app_until) {
 			/* The application drives the engine; stand by for when it stops. */
 			__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
