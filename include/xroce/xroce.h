@@ -530,10 +530,23 @@ struct xr_ah *xr_create_ah_from_wc(struct xr_pd *pd, const struct xr_wc *wc,
 int xr_attach_mcast(struct xr_qp *qp, const union xr_gid *gid, uint16_t lid);
 int xr_detach_mcast(struct xr_qp *qp, const union xr_gid *gid, uint16_t lid);
 
+/* Automatic path migration, as ibv_mig_state: xroce has one path, always MIGRATED. */
+enum xr_mig_state {
+	XR_MIG_MIGRATED,
+	XR_MIG_REARM,
+	XR_MIG_ARMED,
+};
+
+/*
+ * As ibv_qp_attr. xroce has no alternate path: XR_QP_ALT_PATH and
+ * XR_QP_PATH_MIG_STATE are refused (-EOPNOTSUPP) and the alt_ fields
+ * query as zero.
+ */
 struct xr_qp_attr {
 	enum xr_qp_state qp_state;
 	enum xr_qp_state cur_qp_state;
 	enum xr_mtu path_mtu;
+	enum xr_mig_state path_mig_state;
 	uint32_t qkey;
 	uint32_t rq_psn;
 	uint32_t sq_psn;
@@ -541,7 +554,10 @@ struct xr_qp_attr {
 	unsigned int qp_access_flags;
 	struct xr_qp_cap cap;
 	struct xr_ah_attr ah_attr;
+	struct xr_ah_attr alt_ah_attr;
 	uint16_t pkey_index;
+	uint16_t alt_pkey_index;
+	uint8_t en_sqd_async_notify;
 	uint8_t sq_draining;
 	uint8_t max_rd_atomic;
 	uint8_t max_dest_rd_atomic;
@@ -550,6 +566,8 @@ struct xr_qp_attr {
 	uint8_t timeout;
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;
+	uint8_t alt_port_num;
+	uint8_t alt_timeout;
 };
 
 enum xr_qp_attr_mask {
@@ -578,6 +596,11 @@ enum xr_qp_attr_mask {
 
 struct xr_qp *xr_create_qp(struct xr_pd *pd, struct xr_qp_init_attr *init_attr);
 int xr_modify_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask);
+/*
+ * As ibv_query_qp: every attribute (attr_mask is ignored), with the current
+ * state and PSNs (sq_psn the next PSN to send, rq_psn the next expected),
+ * and init_attr as the QP was created (cap as it really is, rounded up).
+ */
 int xr_query_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask,
 		struct xr_qp_init_attr *init_attr);
 int xr_destroy_qp(struct xr_qp *qp);
@@ -687,6 +710,93 @@ struct xr_recv_wr {
 /* On error *bad_wr points at the first work request that was not posted. */
 int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr);
 int xr_post_recv(struct xr_qp *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr);
+
+/* ---- ports, and resizing CQs (XROCE_0.3) -------------------------------- */
+
+/* The values of ibv_port_state. */
+enum xr_port_state {
+	XR_PORT_NOP,
+	XR_PORT_DOWN,
+	XR_PORT_INIT,
+	XR_PORT_ARMED,
+	XR_PORT_ACTIVE,
+	XR_PORT_ACTIVE_DEFER,
+};
+
+/* The port_cap_flags bits of ibv_port_cap_flags that can apply to xroce. */
+enum xr_port_cap_flags {
+	XR_PORT_CM_SUP = 1 << 16,	 /* not set: xroce has no connection manager */
+	XR_PORT_IP_BASED_GIDS = 1 << 26, /* the GIDs are the interface's IP addresses */
+};
+
+/* phys_state, as the IBA PortPhysicalState (ibv_devinfo prints them by name). */
+enum xr_port_phys_state {
+	XR_PORT_PHYS_STATE_SLEEP = 1,
+	XR_PORT_PHYS_STATE_POLLING = 2,
+	XR_PORT_PHYS_STATE_DISABLED = 3,
+	XR_PORT_PHYS_STATE_LINK_UP = 5,
+};
+
+/* active_width and active_speed, as the kernel's IB_WIDTH_* and IB_SPEED_*. */
+enum xr_port_width {
+	XR_WIDTH_1X = 1,
+	XR_WIDTH_4X = 2,
+	XR_WIDTH_8X = 4,
+	XR_WIDTH_12X = 8,
+	XR_WIDTH_2X = 16,
+};
+
+enum xr_port_speed {
+	XR_SPEED_SDR = 1,   /* 2.5 Gb/s per lane */
+	XR_SPEED_DDR = 2,   /* 5 */
+	XR_SPEED_QDR = 4,   /* 10 */
+	XR_SPEED_FDR10 = 8, /* 10.3125 */
+	XR_SPEED_FDR = 16,  /* 14.0625 */
+	XR_SPEED_EDR = 32,  /* 25.78125 */
+	XR_SPEED_HDR = 64,  /* 50 */
+	XR_SPEED_NDR = 128, /* 100 */
+};
+
+/* The values of ibv_port_attr's link_layer. */
+enum xr_link_layer {
+	XR_LINK_LAYER_UNSPECIFIED,
+	XR_LINK_LAYER_INFINIBAND,
+	XR_LINK_LAYER_ETHERNET,
+};
+
+/* ibv_port_attr's fields that mean something on RoCE, in its order. */
+struct xr_port_attr {
+	enum xr_port_state state; /* ACTIVE: the interface is up with carrier; else DOWN */
+	enum xr_mtu max_mtu;	  /* the largest path MTU xroce can run (2048, AF_XDP) */
+	enum xr_mtu active_mtu;	  /* as xr_device_attr's */
+	int gid_tbl_len;	  /* valid xr_query_gid indexes: 0 .. gid_tbl_len - 1 */
+	uint32_t port_cap_flags;  /* enum xr_port_cap_flags */
+	uint32_t max_msg_sz;
+	uint32_t bad_pkey_cntr;	 /* requests dropped for their P_Key */
+	uint32_t qkey_viol_cntr; /* datagrams dropped for their Q_Key (engine and XDP) */
+	uint16_t pkey_tbl_len;	 /* 1: the default P_Key 0xffff */
+	uint16_t lid;		 /* 0: RoCE has no LIDs */
+	uint16_t sm_lid;	 /* 0: nor a subnet manager */
+	uint8_t active_width;	 /* enum xr_port_width */
+	uint8_t active_speed;	 /* enum xr_port_speed */
+	uint8_t phys_state;	 /* enum xr_port_phys_state */
+	uint8_t link_layer;	 /* XR_LINK_LAYER_ETHERNET */
+};
+
+/*
+ * As ibv_query_port for the device's one port (port_num 1; else -EINVAL).
+ * The link state is the interface's at the time of the call; speed and
+ * width derive from its ethtool speed as the kernel's ib_get_eth_speed
+ * does (an unknown speed counts as 1000 Mb/s).
+ */
+int xr_query_port(struct xr_device *dev, uint8_t port_num, struct xr_port_attr *port_attr);
+
+/*
+ * As ibv_resize_cq: the CQ gets room for at least cqe completions (cq->cqe
+ * says how many), and keeps those queued, in order. -EINVAL when cqe is
+ * below 1, above the device's max_cqe, or below the number queued now.
+ */
+int xr_resize_cq(struct xr_cq *cq, int cqe);
 
 #ifdef __cplusplus
 }

@@ -33,9 +33,12 @@ static void no_abort(void *ctx, uint8_t *buf)
 
 static struct xr_device *fake_device(void)
 {
-	struct xr_core_port port = {
-	    .tx_alloc = no_tx_alloc, .tx_submit = no_tx, .tx_abort = no_abort};
 	struct xr_device *dev = calloc(1, sizeof(*dev));
+	struct xr_core_port port = {.ctx = dev,
+				    .tx_alloc = no_tx_alloc,
+				    .tx_submit = no_tx,
+				    .tx_abort = no_abort,
+				    .cq_event = xr_channel_cq_event};
 
 	if (!dev)
 		exit(2);
@@ -53,7 +56,7 @@ static void fire(struct xr_cq *cq, uint64_t wr_id)
 	CHECK(xr_req_notify_cq(cq, 0) == 0, "arm");
 	pthread_mutex_lock(&cq->device->lock);
 	xr_cq_push((struct xr_cq_impl *)cq, &wc, false);
-	pthread_mutex_unlock(&cq->device->lock);
+	xr_unlock_and_notify(cq->device);
 }
 
 static void test_untaken_events_go_with_their_cq(void)

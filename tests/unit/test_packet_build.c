@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check_group.h"
-#include "packet.h"
+#include "core/packet.h"
 #include "pcap_reader.h"
 
 #define MAX_FRAME_LEN 2048

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "check_group.h"
-#include "packet.h"
+#include "core/packet.h"
 #include "pcap_reader.h"
 
 #define EXPECTED_PATH "tests/unit/vectors_expected.txt"

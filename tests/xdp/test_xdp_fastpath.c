@@ -14,7 +14,7 @@
  * see the redirect itself (a sleeping engine gets its ACK).
  * Needs root. Prints one line per case.
  */
-#include "packet.h"
+#include "core/packet.h"
 #include "xdp_test_common.h"
 #include "xroce/wire.h"
 #include "xroce/xroce.h"

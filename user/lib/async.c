@@ -3,7 +3,7 @@
  * Asynchronous events, as ibv_get_async_event: the core raises them into its
  * ring under the device lock; whoever unlocks after that counts them into
  * the device's async fd (an eventfd in semaphore mode, one unit per event),
- * outside the lock; xr_get_async_event takes one unit, then one event.
+ * outside the lock (xr_unlock_and_notify); xr_get_async_event takes one unit, then one event.
  */
 #include <errno.h>
 #include <sys/eventfd.h>
@@ -25,15 +25,23 @@ void xr_async_close(struct xr_device *dev)
 	dev->async_fd = -1;
 }
 
-void xr_unlock_and_signal(struct xr_device *dev)
+uint64_t xr_async_raised_locked(struct xr_device *dev)
 {
 	uint64_t raised = dev->core.events_head - dev->events_signaled;
 
 	dev->events_signaled = dev->core.events_head;
-	pthread_mutex_unlock(&dev->lock);
+	return raised;
+}
+
+void xr_async_signal(struct xr_device *dev, uint64_t raised)
+{
+	ssize_t r;
+
 	/* The counter cannot overflow: at most XR_MAX_EVENTS units are ever pending. */
-	if (raised && write(dev->async_fd, &raised, sizeof(raised)) != sizeof(raised))
-		dev->events_signaled -= (uint32_t)raised; /* counted again next time */
+	if (raised) {
+		r = write(dev->async_fd, &raised, sizeof(raised));
+		(void)r;
+	}
 }
 
 int xr_async_fd(struct xr_device *dev)

@@ -1,24 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Completion channels: an eventfd counting pending events (semaphore mode,
- * one read per event) and the queue of CQs that fired, in order. The engine
- * thread fires events under the device lock; consumers block in read().
+ * one read per event) and the queue of CQs that fired, in order. The core
+ * reports a fired CQ through its port (xr_channel_cq_event, under the device
+ * lock), which queues it and owes the channel an eventfd write; the thread
+ * that ran the core makes that write after releasing the lock
+ * (xr_unlock_and_notify), so the consumer it wakes finds the lock free.
+ * Consumers block in read().
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "device.h"
 
-struct channel_impl {
+struct xr_channel_impl {
 	struct xr_comp_channel pub;
-	struct xr_cq_impl *head, *tail; /* fired CQs, under the device lock */
+	struct xr_cq_impl *head, *tail;	   /* fired CQs, under the device lock */
+	uint64_t owed;			   /* events queued, eventfd not yet written (lock) */
+	struct xr_channel_impl *next_owed; /* in dev->events_owed while owed */
+	/* atomic: threads between taking an owed count and writing it */
+	int writers;
 };
 
 struct xr_comp_channel *xr_create_comp_channel(struct xr_device *dev)
 {
-	struct channel_impl *ch;
+	struct xr_channel_impl *ch;
 
 	if (!dev) {
 		errno = EINVAL;
@@ -41,32 +50,99 @@ struct xr_comp_channel *xr_create_comp_channel(struct xr_device *dev)
 	return &ch->pub;
 }
 
+/* Takes ch off dev->events_owed (under the lock). */
+static void unlink_owed(struct xr_device *dev, struct xr_channel_impl *ch)
+{
+	struct xr_channel_impl **link = &dev->events_owed;
+
+	while (*link && *link != ch)
+		link = &(*link)->next_owed;
+	if (*link)
+		*link = ch->next_owed;
+	ch->owed = 0;
+}
+
 int xr_destroy_comp_channel(struct xr_comp_channel *channel)
 {
+	struct xr_channel_impl *ch = (struct xr_channel_impl *)channel;
+	struct xr_device *dev;
+
 	if (!channel)
 		return -(errno = EINVAL);
-	if (channel->refcnt)
+	dev = channel->device;
+	pthread_mutex_lock(&dev->lock);
+	if (channel->refcnt) {
+		pthread_mutex_unlock(&dev->lock);
 		return -(errno = EBUSY);
+	}
+	if (ch->owed)
+		unlink_owed(dev, ch);
+	pthread_mutex_unlock(&dev->lock);
+	/* A thread that took an owed count before the lock came here is writing it. */
+	while (__atomic_load_n(&ch->writers, __ATOMIC_ACQUIRE))
+		sched_yield();
 	close(channel->fd);
-	free(channel);
+	free(ch);
 	return 0;
 }
 
-void xr_channel_notify(struct xr_comp_channel *channel, struct xr_cq_impl *cq)
+void xr_channel_cq_event(void *ctx, struct xr_cq *cq)
 {
-	struct channel_impl *ch = (struct channel_impl *)channel;
-	uint64_t one = 1;
+	struct xr_device *dev = ctx;
+	struct xr_cq_impl *c = (struct xr_cq_impl *)cq;
+	struct xr_channel_impl *ch = (struct xr_channel_impl *)c->channel;
+
+	c->next_event = NULL;
+	if (ch->tail)
+		ch->tail->next_event = c;
+	else
+		ch->head = c;
+	ch->tail = c;
+	c->events_fired++;
+	if (!ch->owed++) {
+		ch->next_owed = dev->events_owed;
+		dev->events_owed = ch;
+	}
+}
+
+/* Channels written after one unlock without holding the lock; more is rare. */
+#define OWED_BATCH 16
+
+void xr_unlock_and_notify(struct xr_device *dev)
+{
+	struct {
+		struct xr_channel_impl *ch;
+		uint64_t n;
+	} w[OWED_BATCH];
+	struct xr_channel_impl *ch;
+	uint64_t raised;
+	int nw = 0;
 	ssize_t r;
 
-	cq->next_event = NULL;
-	if (ch->tail)
-		ch->tail->next_event = cq;
-	else
-		ch->head = cq;
-	ch->tail = cq;
-	cq->events_fired++;
-	r = write(channel->fd, &one, sizeof(one));
-	(void)r; /* cannot fail: the counter is far from overflowing */
+	while ((ch = dev->events_owed)) {
+		dev->events_owed = ch->next_owed;
+		if (nw == OWED_BATCH) {
+			/* Beyond the batch: written here, correct if not as cheap. */
+			r = write(ch->pub.fd, &ch->owed, sizeof(ch->owed));
+			(void)r;
+		} else {
+			w[nw].ch = ch;
+			w[nw].n = ch->owed;
+			/* The channel stays until this write is made (xr_destroy_comp_channel). */
+			__atomic_add_fetch(&ch->writers, 1, __ATOMIC_RELAXED);
+			nw++;
+		}
+		ch->owed = 0;
+	}
+	raised = xr_async_raised_locked(dev);
+	pthread_mutex_unlock(&dev->lock);
+	xr_async_signal(dev, raised);
+	for (int i = 0; i < nw; i++) {
+		/* Semaphore mode: n adds n events, each read takes one. Cannot overflow. */
+		r = write(w[i].ch->pub.fd, &w[i].n, sizeof(w[i].n));
+		(void)r;
+		__atomic_sub_fetch(&w[i].ch->writers, 1, __ATOMIC_RELEASE);
+	}
 }
 
 int xr_req_notify_cq(struct xr_cq *cq, int solicited_only)
@@ -86,7 +162,7 @@ int xr_req_notify_cq(struct xr_cq *cq, int solicited_only)
 
 int xr_get_cq_event(struct xr_comp_channel *channel, struct xr_cq **cq, void **cq_context)
 {
-	struct channel_impl *ch = (struct channel_impl *)channel;
+	struct xr_channel_impl *ch = (struct xr_channel_impl *)channel;
 	struct xr_cq_impl *c;
 	uint64_t v;
 
@@ -119,7 +195,7 @@ int xr_get_cq_event(struct xr_comp_channel *channel, struct xr_cq **cq, void **c
 
 void xr_channel_forget(struct xr_comp_channel *channel, struct xr_cq_impl *cq)
 {
-	struct channel_impl *ch = (struct channel_impl *)channel;
+	struct xr_channel_impl *ch = (struct xr_channel_impl *)channel;
 	struct xr_cq_impl **link = &ch->head;
 
 	ch->tail = NULL;

@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Opening and closing a device: interface, GIDs, XDP program, AF_XDP port, engine. */
 #include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "device_lock.h"
@@ -14,19 +21,20 @@
 /* AF_XDP copy mode gives 4096 - 256 bytes of frame: no 4096 IB MTU. */
 #define XSK_MAX_IB_MTU XR_MTU_2048
 
+/* The core's port: ctx is the device; frames go to its AF_XDP port. */
 static uint8_t *port_tx_alloc(void *ctx, uint32_t *cap)
 {
-	return xr_xsk_port_tx_alloc(ctx, cap);
+	return xr_xsk_port_tx_alloc(((struct xr_device *)ctx)->port, cap);
 }
 
 static void port_tx_submit(void *ctx, uint8_t *buf, uint32_t len)
 {
-	xr_xsk_port_tx_submit(ctx, buf, len);
+	xr_xsk_port_tx_submit(((struct xr_device *)ctx)->port, buf, len);
 }
 
 static void port_tx_abort(void *ctx, uint8_t *buf)
 {
-	xr_xsk_port_tx_abort(ctx, buf);
+	xr_xsk_port_tx_abort(((struct xr_device *)ctx)->port, buf);
 }
 
 static enum xr_mtu active_mtu_for(uint32_t netdev_mtu)
@@ -65,8 +73,11 @@ static int open_device(struct xr_device *dev, const char *ifname,
 {
 	/* One bound for waiting out an exiting owner and the kernel's release of its sockets. */
 	uint64_t deadline = xr_now_ns() + XR_OPEN_WAIT_MS * 1000000ull;
-	struct xr_core_port port = {
-	    .tx_alloc = port_tx_alloc, .tx_submit = port_tx_submit, .tx_abort = port_tx_abort};
+	struct xr_core_port port = {.ctx = dev,
+				    .tx_alloc = port_tx_alloc,
+				    .tx_submit = port_tx_submit,
+				    .tx_abort = port_tx_abort,
+				    .cq_event = xr_channel_cq_event};
 	struct xr_xsk_port_config pcfg = {0};
 	const char *busy, *fast;
 	int err, ngids;
@@ -100,7 +111,6 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	if (err)
 		return err;
 
-	port.ctx = dev->port;
 	xr_core_init(&dev->core, &port);
 	dev->core.device = dev;
 	memcpy(dev->core.mac, dev->netdev.mac, 6);
@@ -225,5 +235,142 @@ int xr_query_gid(struct xr_device *dev, int index, union xr_gid *gid)
 	if (!dev || !gid || index < 0 || index >= dev->core.num_gids)
 		return -EINVAL;
 	*gid = dev->core.gids[index];
+	return 0;
+}
+
+/* ---- xr_query_port ---------------------------------------------------- */
+
+#define ETH_SPEED_UNKNOWN 0xffffffffu
+/* What the kernel assumes of an interface that does not tell its speed. */
+#define ETH_SPEED_DEFAULT 1000u
+/* glibc's net/if.h stops before the kernel's IFF_LOWER_UP (carrier). */
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000
+#endif
+/* The largest message: a send's gather list adds up to at most 2^31 bytes. */
+#define XR_MAX_MSG_SZ 0x80000000u
+
+/*
+ * The interface's speed in Mb/s (and its lanes, 0 when it does not say),
+ * from ethtool as the kernel's __ethtool_get_link_ksettings gives it:
+ * ETHTOOL_GLINKSETTINGS (the handshake for the link mode words first), else
+ * the legacy ETHTOOL_GSET. ETH_SPEED_UNKNOWN when neither answers. The
+ * socket is this process's: the interface is looked up in its namespace.
+ */
+static uint32_t eth_speed(const char *ifname)
+{
+	struct {
+		struct ethtool_link_settings req;
+		uint32_t masks[3 * 127]; /* supported, advertised, peer: 127 words at most */
+	} ls;
+	struct ethtool_cmd cmd;
+	uint32_t speed = ETH_SPEED_UNKNOWN;
+	struct ifreq ifr;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return speed;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	memset(&ls, 0, sizeof(ls));
+	ls.req.cmd = ETHTOOL_GLINKSETTINGS;
+	ifr.ifr_data = (void *)&ls;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr) && ls.req.link_mode_masks_nwords < 0) {
+		int8_t nwords = (int8_t)-ls.req.link_mode_masks_nwords;
+
+		memset(&ls, 0, sizeof(ls));
+		ls.req.cmd = ETHTOOL_GLINKSETTINGS;
+		ls.req.link_mode_masks_nwords = nwords;
+		if (!ioctl(fd, SIOCETHTOOL, &ifr))
+			speed = ls.req.speed;
+	} else {
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.cmd = ETHTOOL_GSET;
+		ifr.ifr_data = (void *)&cmd;
+		if (!ioctl(fd, SIOCETHTOOL, &ifr))
+			speed = ethtool_cmd_speed(&cmd);
+	}
+	close(fd);
+	return speed;
+}
+
+/*
+ * IB width and speed for an Ethernet speed, as the kernel's
+ * ib_get_width_and_speed does when the driver reports no lanes (the ioctl
+ * interface does not carry them).
+ */
+static void ib_width_and_speed(uint32_t mbps, uint8_t *width, uint8_t *speed)
+{
+	static const struct {
+		uint32_t up_to;
+		uint8_t width, speed;
+	} map[] = {
+	    {1000, XR_WIDTH_1X, XR_SPEED_SDR},	  {10000, XR_WIDTH_1X, XR_SPEED_FDR10},
+	    {20000, XR_WIDTH_4X, XR_SPEED_DDR},	  {25000, XR_WIDTH_1X, XR_SPEED_EDR},
+	    {40000, XR_WIDTH_4X, XR_SPEED_FDR10}, {50000, XR_WIDTH_2X, XR_SPEED_EDR},
+	    {100000, XR_WIDTH_4X, XR_SPEED_EDR},  {200000, XR_WIDTH_4X, XR_SPEED_HDR},
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (mbps <= map[i].up_to) {
+			*width = map[i].width;
+			*speed = map[i].speed;
+			return;
+		}
+	*width = XR_WIDTH_4X;
+	*speed = XR_SPEED_NDR;
+}
+
+static uint32_t sat32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+int xr_query_port(struct xr_device *dev, uint8_t port_num, struct xr_port_attr *a)
+{
+	struct xr_netdev_info link;
+	struct xr_xdp_stats xdp;
+	uint64_t bad_pkey, bad_qkey;
+	uint32_t speed;
+	int err;
+
+	if (!dev || !a || port_num != 1)
+		return -(errno = EINVAL);
+	/* The link as it is now: the device may have been opened long ago. */
+	err = xr_nl_get_link(dev->ifname, &link);
+	if (err)
+		return -(errno = -err);
+	speed = eth_speed(dev->ifname);
+	if (speed == ETH_SPEED_UNKNOWN)
+		speed = ETH_SPEED_DEFAULT;
+
+	memset(a, 0, sizeof(*a));
+	if ((link.flags & IFF_UP) && (link.flags & IFF_LOWER_UP)) {
+		a->state = XR_PORT_ACTIVE;
+		a->phys_state = XR_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		/* As rxe: administratively up without carrier is still polling. */
+		a->state = XR_PORT_DOWN;
+		a->phys_state = (link.flags & IFF_UP) ? XR_PORT_PHYS_STATE_POLLING
+						      : XR_PORT_PHYS_STATE_DISABLED;
+	}
+	a->max_mtu = XSK_MAX_IB_MTU;
+	a->port_cap_flags = XR_PORT_IP_BASED_GIDS;
+	a->max_msg_sz = XR_MAX_MSG_SZ;
+	a->pkey_tbl_len = 1;
+	a->link_layer = XR_LINK_LAYER_ETHERNET;
+	ib_width_and_speed(speed, &a->active_width, &a->active_speed);
+	pthread_mutex_lock(&dev->lock);
+	a->active_mtu = dev->core.active_mtu;
+	a->gid_tbl_len = dev->core.num_gids;
+	bad_pkey = dev->core.stats.rx_bad_pkey;
+	bad_qkey = dev->core.stats.rx_bad_qkey;
+	pthread_mutex_unlock(&dev->lock);
+	/* Datagrams XDP dropped for their Q_Key never reached the engine. */
+	if (!xr_xdp_read_stats(dev->ifname, &xdp))
+		bad_qkey += xdp.drop_bad_qkey;
+	a->bad_pkey_cntr = sat32(bad_pkey);
+	a->qkey_viol_cntr = sat32(bad_qkey);
 	return 0;
 }

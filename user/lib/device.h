@@ -44,6 +44,11 @@ struct xr_device {
 	uint64_t app_poll_until;
 	pthread_t engine;
 	bool engine_running;
+	/*
+	 * Channels owed eventfd writes for events the core reported (under
+	 * the lock): xr_unlock_and_notify writes them once the lock is released.
+	 */
+	struct xr_channel_impl *events_owed;
 };
 
 uint64_t xr_now_ns(void);
@@ -64,10 +69,31 @@ void xr_port_monitor_poll(struct xr_device *dev);
 /* async.c */
 int xr_async_open(struct xr_device *dev);
 void xr_async_close(struct xr_device *dev);
-/* Unlocks dev->lock, then counts the events raised meanwhile into the async fd. */
-void xr_unlock_and_signal(struct xr_device *dev);
+/*
+ * For xr_unlock_and_notify: under dev->lock, the events raised since last
+ * asked (xr_async_signal adds them to the async fd after the unlock).
+ */
+uint64_t xr_async_raised_locked(struct xr_device *dev);
+void xr_async_signal(struct xr_device *dev, uint64_t raised);
 
 /* Called after posting work: wakes the engine if it sleeps. */
 void xr_engine_kick(struct xr_device *dev);
+
+/* ---- channel.c ---- */
+/*
+ * The core port's cq_event (ctx: the device), under dev->lock: queues cq's
+ * event on its channel and owes the channel's eventfd a write, which
+ * xr_unlock_and_notify makes.
+ */
+void xr_channel_cq_event(void *ctx, struct xr_cq *cq);
+/*
+ * Releases dev->lock, then writes the eventfds of the channels the core
+ * fired events on meanwhile, and counts the asynchronous events it raised
+ * into the async fd: no consumer is woken only to wait for the lock. Every critical section in
+ * which the core may complete work ends with this instead of pthread_mutex_unlock.
+ */
+void xr_unlock_and_notify(struct xr_device *dev);
+/* Removes the events of cq (being destroyed) that nobody took from the channel's queue. */
+void xr_channel_forget(struct xr_comp_channel *channel, struct xr_cq_impl *cq);
 
 #endif /* XROCE_DEVICE_H */

@@ -58,7 +58,7 @@ static bool engine_round(struct xr_device *dev, uint64_t *deadline)
 
 	pthread_mutex_lock(&dev->lock);
 	busy = xr_engine_round_locked(dev, deadline);
-	xr_unlock_and_signal(dev);
+	xr_unlock_and_notify(dev);
 	return busy;
 }
 
@@ -103,7 +103,7 @@ static void set_xdp_sleeping(struct xr_device *dev, bool sleeping)
 {
 	pthread_mutex_lock(&dev->lock);
 	xr_core_set_engine_sleeping(&dev->core, sleeping);
-	pthread_mutex_unlock(&dev->lock);
+	xr_unlock_and_notify(dev); /* absorbed ACKs may complete work */
 }
 
 static void *engine_main(void *arg)

@@ -22,7 +22,7 @@
 #include <libmnl/libmnl.h>
 
 #include "netlink.h"
-#include "packet.h"
+#include "core/packet.h"
 
 /* Large enough for a whole dump message batch, as the kernel sizes them. */
 #define NL_RECV_BUF_SIZE 32768
@@ -118,6 +118,7 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *data)
 	memcpy(info->mac, mnl_attr_get_payload(tb[IFLA_ADDRESS]), sizeof(info->mac));
 	info->mtu = mnl_attr_get_u32(tb[IFLA_MTU]);
 	info->num_rx_queues = tb[IFLA_NUM_RX_QUEUES] ? mnl_attr_get_u32(tb[IFLA_NUM_RX_QUEUES]) : 1;
+	info->flags = ifm->ifi_flags;
 	reply->err = 0;
 	return MNL_CB_OK;
 }

@@ -15,6 +15,7 @@ struct xr_netdev_info {
 	uint8_t mac[6];
 	uint32_t mtu;
 	uint32_t num_rx_queues;
+	unsigned int flags; /* IFF_UP, IFF_LOWER_UP (carrier), ... when it was read */
 };
 
 /* Returns 0, -ENODEV if there is no such interface, or another negative errno. */

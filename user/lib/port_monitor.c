@@ -172,5 +172,5 @@ void xr_port_monitor_poll(struct xr_device *dev)
 	}
 	if (ngids >= 0 && merge_gids(&dev->core, gids, ngids))
 		xr_core_raise_event(&dev->core, XR_EVENT_GID_CHANGE, NULL);
-	xr_unlock_and_signal(dev);
+	xr_unlock_and_notify(dev);
 }

@@ -170,7 +170,7 @@ int xr_bind_mw(struct xr_qp *qp, struct xr_mw *mw, struct xr_mw_bind *mw_bind)
 	dev = qp->device;
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_bind_mw(qp_impl(qp), mw, mw_bind);
-	pthread_mutex_unlock(&dev->lock);
+	xr_unlock_and_notify(dev);
 	xr_engine_kick(dev);
 	return err ? fail(err) : 0;
 }
@@ -444,6 +444,23 @@ int xr_destroy_cq(struct xr_cq *cq)
 	return err ? fail(err) : 0;
 }
 
+int xr_resize_cq(struct xr_cq *cq, int cqe)
+{
+	struct xr_device *dev;
+	int err;
+
+	if (!cq)
+		return fail(-EINVAL);
+	dev = cq->device;
+	pthread_mutex_lock(&dev->lock);
+	err = xr_core_resize_cq(cq_impl(cq), cqe);
+	pthread_mutex_unlock(&dev->lock);
+	/* Work held back by a full CQ may go on now. */
+	if (!err)
+		xr_engine_kick(dev);
+	return err ? fail(err) : 0;
+}
+
 int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 {
 	struct xr_cq_impl *c = cq_impl(cq);
@@ -471,7 +488,7 @@ int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 		return 0;
 	xr_engine_round_locked(cq->device, &deadline);
 	n = xr_core_poll_cq(c, num_entries, wc);
-	xr_unlock_and_signal(cq->device);
+	xr_unlock_and_notify(cq->device);
 	return n;
 }
 
@@ -516,7 +533,7 @@ int xr_modify_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask)
 	}
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_modify_qp(qp_impl(qp), attr, attr_mask, mac);
-	xr_unlock_and_signal(dev); /* entering ERR may have raised events */
+	xr_unlock_and_notify(dev); /* to ERR: the flush completes work */
 	if (!err)
 		xr_engine_kick(dev);
 	return err ? fail(err) : 0;
@@ -569,7 +586,7 @@ int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **ba
 
 		xr_engine_round_locked(dev, &deadline);
 	}
-	xr_unlock_and_signal(dev);
+	xr_unlock_and_notify(dev);
 	xr_engine_kick(dev);
 	return err ? fail(err) : 0;
 }
@@ -587,7 +604,7 @@ int xr_post_recv(struct xr_qp *qp, struct xr_recv_wr *wr, struct xr_recv_wr **ba
 	dev = qp->device;
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_post_recv(qp_impl(qp), wr, bad_wr);
-	pthread_mutex_unlock(&dev->lock);
+	xr_unlock_and_notify(dev);
 	return err ? fail(err) : 0;
 }
 

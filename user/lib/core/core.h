@@ -40,13 +40,23 @@
 /* READ/atomic responder resources a QP can keep (max_dest_rd_atomic). */
 #define XR_MAX_RD_ATOMIC 16
 
-/* The I/O a core needs: frames out, and the MAC of a peer. */
+/*
+ * Everything that leaves the core goes through its port: frames out, and
+ * what it reports (completion events). The core calls these from inside
+ * whatever serialises it (the device lock): they must not block, and the
+ * I/O they lead to (waking a consumer) is for their owner to do later.
+ */
 struct xr_core_port {
 	void *ctx;
 	/* A buffer for one frame, or NULL when none is free right now. */
 	uint8_t *(*tx_alloc)(void *ctx, uint32_t *cap);
 	void (*tx_submit)(void *ctx, uint8_t *buf, uint32_t len);
 	void (*tx_abort)(void *ctx, uint8_t *buf);
+	/*
+	 * An armed CQ with a completion channel fired (once per arming, the
+	 * CQ is disarmed already). NULL: nobody listens.
+	 */
+	void (*cq_event)(void *ctx, struct xr_cq *cq);
 };
 
 struct xr_core;
@@ -538,15 +548,13 @@ enum xr_wc_status xr_core_exec_local(struct xr_qp_impl *qp, struct xr_swqe *w);
 /* ---- cq.c ---- */
 struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err);
 int xr_core_destroy_cq(struct xr_cq_impl *cq);
+/* Room for at least cqe completions, keeping those queued in order: 0, -EINVAL, -ENOMEM. */
+int xr_core_resize_cq(struct xr_cq_impl *cq, int cqe);
 int xr_core_poll_cq(struct xr_cq_impl *cq, int n, struct xr_wc *wc);
 /* No room for another completion: producers hold back until the application polls. */
 bool xr_cq_full(const struct xr_cq_impl *cq);
 /* Queues a completion; solicited: it came from a message with the SE bit. */
 void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc, bool solicited);
-/* Delivers a completion event of an armed CQ to its channel (channel.c). */
-void xr_channel_notify(struct xr_comp_channel *channel, struct xr_cq_impl *cq);
-/* Removes the events of cq (being destroyed) that nobody took from the channel's queue. */
-void xr_channel_forget(struct xr_comp_channel *channel, struct xr_cq_impl *cq);
 
 /* ---- qp.c ---- */
 struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr,

@@ -5,16 +5,25 @@
 
 #include "core.h"
 
+/* Slots for cqe completions: a power of two with one slot always free. */
+static uint32_t ring_size_for(int cqe)
+{
+	uint32_t size = 1;
+
+	while (size < (uint32_t)cqe + 1)
+		size <<= 1;
+	return size;
+}
+
 struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err)
 {
 	struct xr_cq_impl *cq;
-	uint32_t size = 1;
+	uint32_t size;
 
 	*err = -EINVAL;
 	if (cqe < 1 || cqe > XR_MAX_CQE)
 		return NULL;
-	while (size < (uint32_t)cqe + 1)
-		size <<= 1;
+	size = ring_size_for(cqe);
 	*err = -ENOMEM;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
@@ -30,6 +39,31 @@ struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err)
 	cq->pub.cqe = (int)size - 1;
 	*err = 0;
 	return cq;
+}
+
+int xr_core_resize_cq(struct xr_cq_impl *cq, int cqe)
+{
+	uint32_t queued = cq->head - cq->tail, size;
+	struct xr_wc *ring;
+
+	if (cqe < 1 || cqe > XR_MAX_CQE || (uint32_t)cqe < queued)
+		return -EINVAL;
+	size = ring_size_for(cqe);
+	if (size == cq->size)
+		return 0;
+	ring = calloc(size, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	/* The queued completions move to the front of the new ring, in order. */
+	for (uint32_t i = 0; i < queued; i++)
+		ring[i] = cq->ring[(cq->tail + i) & (cq->size - 1)];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->size = size;
+	cq->tail = 0;
+	__atomic_store_n(&cq->head, queued, __ATOMIC_RELEASE);
+	cq->pub.cqe = (int)size - 1;
+	return 0;
 }
 
 int xr_core_destroy_cq(struct xr_cq_impl *cq)
@@ -60,8 +94,9 @@ void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc, bool solicited)
 	if (cq->armed == XR_CQ_ARM_ALL ||
 	    (cq->armed == XR_CQ_ARM_SOLICITED && (solicited || wc->status != XR_WC_SUCCESS))) {
 		cq->armed = XR_CQ_ARM_NONE;
-		if (cq->channel)
-			xr_channel_notify(cq->channel, cq);
+		/* Reported through the port: the I/O layer wakes the consumer. */
+		if (cq->channel && cq->core->port.cq_event)
+			cq->core->port.cq_event(cq->core->port.ctx, &cq->pub);
 	}
 }
 

@@ -185,12 +185,22 @@ void xr_mem_link_set_tap(struct xr_mem_link *link, xr_mem_tap_fn tap, void *arg)
 	link->tap_arg = arg;
 }
 
+/* No consumer to wake in memory: the events are counted. */
+static void mem_cq_event(void *ctx, struct xr_cq *cq)
+{
+	struct xr_mem_dir *d = ctx;
+
+	(void)cq;
+	d->counters.cq_events++;
+}
+
 void xr_mem_link_port(struct xr_mem_link *link, int side, struct xr_core_port *port)
 {
 	port->ctx = &link->dir[side];
 	port->tx_alloc = mem_tx_alloc;
 	port->tx_submit = mem_tx_submit;
 	port->tx_abort = mem_tx_abort;
+	port->cq_event = mem_cq_event;
 }
 
 uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core *core, uint64_t now,

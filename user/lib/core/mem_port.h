@@ -39,6 +39,7 @@ struct xr_mem_counters {
 	uint64_t reordered;
 	uint64_t corrupted;
 	uint64_t delivered; /* fed to the peer's xr_core_rx */
+	uint64_t cq_events; /* completion events this side's core reported (port cq_event) */
 };
 
 /* Sees every frame a side submits, before impairment. */

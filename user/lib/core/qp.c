@@ -382,6 +382,9 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 		return -EINVAL;
 	if ((attrs & XR_QP_AV) && !dmac)
 		return -EINVAL;
+	/* Allowed by the verbs table, but xroce has no alternate path to migrate to. */
+	if (attrs & (XR_QP_ALT_PATH | XR_QP_PATH_MIG_STATE))
+		return -EOPNOTSUPP;
 	err = check_values(qp, attr, attrs);
 	if (err)
 		return err;
@@ -401,18 +404,30 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 	return 0;
 }
 
+/*
+ * What ibv_query_qp returns (the kernel's rxe_qp_to_attr): the attributes as
+ * set, the current state and PSNs, the capabilities the QP really has; the
+ * path as an address vector of port 1 (RoCE: global, no LID) once one was
+ * given. No alternate path, no SQD: those fields stay zero.
+ */
 int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *a, struct xr_qp_init_attr *init)
 {
 	memset(a, 0, sizeof(*a));
 	a->qp_state = a->cur_qp_state = qp->pub.state;
 	a->path_mtu = qp->path_mtu;
+	a->path_mig_state = XR_MIG_MIGRATED;
 	a->qkey = qp->qkey;
 	a->rq_psn = qp->epsn;
 	a->sq_psn = qp->snd_psn;
 	a->dest_qp_num = qp->dest_qpn;
 	a->qp_access_flags = qp->access;
 	a->cap = qp->cap;
-	a->ah_attr = qp->ah;
+	if (qp->ah.is_global) {
+		a->ah_attr = qp->ah;
+		a->ah_attr.dlid = 0;
+		a->ah_attr.port_num = 1;
+	}
+	a->pkey_index = 0;
 	a->max_rd_atomic = qp->max_rd_atomic;
 	a->max_dest_rd_atomic = qp->max_dest_rd_atomic;
 	a->min_rnr_timer = qp->min_rnr_timer;
