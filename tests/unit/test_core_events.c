@@ -119,8 +119,39 @@ static void test_fatal_and_last_wqe(void)
 	h_pair_destroy(&p);
 }
 
+static void test_cq_err(void)
+{
+	struct xr_wc wc = {.status = XR_WC_SUCCESS}, out[4];
+	struct xr_async_event ev;
+	struct xr_cq_impl *cq;
+	struct h_pair p;
+	int err, n = 0;
+
+	if (h_pair_init(&p, 13, 64))
+		exit(2);
+	cq = xr_core_create_cq(p.side[0].core, 3, &err);
+	if (!cq)
+		exit(2);
+	for (int i = 0; i < (int)cq->size + 2; i++)
+		xr_cq_push(cq, &wc, false);
+	while (xr_core_take_event(p.side[0].core, &ev))
+		n += ev.event_type == XR_EVENT_CQ_ERR && ev.element.cq == &cq->pub;
+	CHECK(n == 1 && cq->overflows == 3, "an overrun by 3: CQ_ERR once (%d), 3 lost (%llu)", n,
+	      (unsigned long long)cq->overflows);
+	xr_core_poll_cq(cq, 4, out);
+	for (int i = 0; i < 6; i++)
+		xr_cq_push(cq, &wc, false);
+	n = 0;
+	while (xr_core_take_event(p.side[0].core, &ev))
+		n += ev.event_type == XR_EVENT_CQ_ERR;
+	CHECK(n == 1, "room made, then overrun again: one more CQ_ERR (%d)", n);
+	xr_core_destroy_cq(cq);
+	h_pair_destroy(&p);
+}
+
 int main(void)
 {
+	h_group("CQ_ERR once per overrun", test_cq_err);
 	h_group("COMM_EST once, for the first packet in RTR", test_comm_est);
 	h_group("QP_FATAL on a transport error only; LAST_WQE_REACHED for an SRQ QP in ERR",
 		test_fatal_and_last_wqe);

@@ -76,6 +76,7 @@ struct xr_cq_impl {
 	uint32_t size;	     /* slots, a power of two */
 	uint32_t head, tail; /* produced, consumed */
 	uint64_t overflows;
+	bool overrun_reported; /* CQ_ERR raised for the overrun under way */
 	uint32_t refs;		/* QPs using it */
 	uint32_t async_unacked; /* asynchronous events (CQ_ERR) taken and not acknowledged */
 	/* Completion events: 0, or the arming of xr_req_notify_cq (one-shot). */

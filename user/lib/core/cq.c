@@ -84,6 +84,14 @@ bool xr_cq_full(const struct xr_cq_impl *cq)
 void xr_cq_push(struct xr_cq_impl *cq, const struct xr_wc *wc, bool solicited)
 {
 	if (cq->head - cq->tail >= cq->size - 1) {
+		/*
+		 * The transport holds completions back while a CQ is full (RNR,
+		 * delayed retirement), so this is a completion lost: CQ_ERR, once
+		 * until the consumer makes room again.
+		 */
+		if (!cq->overrun_reported)
+			xr_core_raise_event(cq->core, XR_EVENT_CQ_ERR, &cq->pub);
+		cq->overrun_reported = true;
 		cq->overflows++;
 		return;
 	}
@@ -108,5 +116,7 @@ int xr_core_poll_cq(struct xr_cq_impl *cq, int n, struct xr_wc *wc)
 		wc[got++] = cq->ring[cq->tail & (cq->size - 1)];
 		cq->tail++;
 	}
+	if (got)
+		cq->overrun_reported = false;
 	return got;
 }
