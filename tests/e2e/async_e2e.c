@@ -15,6 +15,7 @@
  *   send Q              one signaled 64-byte SEND on QP Q (not waited for)
  *   arm LIMIT           xr_modify_srq(XR_SRQ_LIMIT)
  *   err Q               QP Q to ERR
+ *   sqd Q | resume Q    QP Q from RTS to SQD (asking for SQ_DRAINED), or back
  *   quiet MS            epoll_wait on the async fd for MS: nothing may come
  *   expect NAME MS      epoll_wait until the fd is readable (MS at most), then
  *                       xr_get_async_event: it must be NAME (COMM_EST, ...) and
@@ -229,6 +230,15 @@ static void run(void)
 			struct xr_srq_attr attr = {.srq_limit = a};
 
 			answer("arm", xr_modify_srq(srq, &attr, XR_SRQ_LIMIT));
+		} else if (sscanf(line, "sqd %u", &a) == 1 && a < 2) {
+			struct xr_qp_attr attr = {.qp_state = XR_QPS_SQD, .en_sqd_async_notify = 1};
+
+			answer("sqd", xr_modify_qp(qps[a], &attr,
+						   XR_QP_STATE | XR_QP_EN_SQD_ASYNC_NOTIFY));
+		} else if (sscanf(line, "resume %u", &a) == 1 && a < 2) {
+			struct xr_qp_attr attr = {.qp_state = XR_QPS_RTS};
+
+			answer("resume", xr_modify_qp(qps[a], &attr, XR_QP_STATE));
 		} else if (sscanf(line, "err %u", &a) == 1 && a < 2) {
 			struct xr_qp_attr attr = {.qp_state = XR_QPS_ERR};
 

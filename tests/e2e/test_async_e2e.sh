@@ -8,6 +8,7 @@
 #   - SRQ_LIMIT_REACHED: once the SRQ holds fewer receives than the armed
 #     limit, once, then disarmed;
 #   - xr_get_async_event on an empty non-blocking fd: EAGAIN;
+#   - SQ_DRAINED: RTS -> SQD with a SEND in flight, once it is acknowledged;
 #   - PORT_ERR / PORT_ACTIVE: `ip link set dev A down`, then up;
 #   - GID_CHANGE: an address added (a new GID at the end, the other indexes
 #     unchanged), removed (its entry empty, the others unchanged), another
@@ -62,6 +63,14 @@ member_ask a "quiet 300"
 member_ask a rts
 member_ask a empty
 echo "ok   SRQ_LIMIT_REACHED once when 2 of 4 were left (limit 3), disarmed after; EAGAIN when empty"
+
+member_ask b "recv 0 4"
+member_ask a "send 0"
+member_ask a "sqd 0"
+member_ask a "expect SQ_DRAINED 3000" "ok SQ_DRAINED qp 0"
+member_ask a "quiet 300"
+member_ask a "resume 0"
+echo "ok   SQ_DRAINED once QP 0's SEND in flight when it entered SQD was acknowledged"
 
 ip -n "$NETNS_A" link set "$VETH_A" down || fail "link down"
 member_ask a "expect PORT_ERR 3000" "ok PORT_ERR"

@@ -149,8 +149,92 @@ static void test_cq_err(void)
 	h_pair_destroy(&p);
 }
 
+static bool first_sent(struct h_pair *p, void *arg)
+{
+	(void)arg;
+	return p->side[0].qp->tx_idx >= 1;
+}
+
+static int count_drained(struct xr_core *core, struct xr_qp *qp)
+{
+	struct xr_async_event ev;
+	int n = 0;
+
+	while (xr_core_take_event(core, &ev))
+		n += ev.event_type == XR_EVENT_SQ_DRAINED && ev.element.qp == qp;
+	return n;
+}
+
+/* RTS -> SQD while SENDs are under way: the begun ones finish, nothing new starts. */
+static void test_sqd(void)
+{
+	struct h_qp_opts o = h_default_opts();
+	struct xr_qp_attr a = {.qp_state = XR_QPS_SQD, .en_sqd_async_notify = 1}, got;
+	struct xr_qp_impl *qp;
+	struct h_buf *src, *dst;
+	int started = 0, done = 0;
+	struct xr_wc wc;
+	struct h_pair p;
+
+	h_setup(&p, 14, 4, &o); /* 4 frames in flight: the SENDs go out a few at a time */
+	qp = p.side[0].qp;
+	src = h_buf(&p, 0, 3000, XR_ACCESS_LOCAL_WRITE, 7);
+	dst = h_buf(&p, 1, 8 * 3000, XR_ACCESS_LOCAL_WRITE, 0);
+	for (int i = 0; i < 8; i++) {
+		struct xr_sge s = h_sge(src, 0, 3000), d = h_sge(dst, (size_t)i * 3000, 3000);
+
+		CHECK(h_post_recv(&p, 1, (uint64_t)i, &d, 1) == 0, "recv");
+		CHECK(h_post_send(&p, 0, (uint64_t)i, &s, 1, XR_WR_SEND, 0, 0) == 0, "send");
+	}
+	CHECK(h_run(&p, p.now + 1000000000ull, first_sent, NULL) == H_DONE, "the first SEND out");
+	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++)
+		started += xr_sq_at(qp, i)->psn_assigned;
+	CHECK(started >= 1 && started < 8, "some SENDs begun (%d of 8)", started);
+	CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE | XR_QP_EN_SQD_ASYNC_NOTIFY, NULL) == 0,
+	      "RTS -> SQD");
+	xr_core_query_qp(qp, &got, NULL);
+	CHECK(got.qp_state == XR_QPS_SQD && got.sq_draining == 1 && got.en_sqd_async_notify == 1,
+	      "query: SQD, draining, notify");
+	a = (struct xr_qp_attr){.qp_state = XR_QPS_SQD, .timeout = 10};
+	CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE | XR_QP_TIMEOUT, NULL) == -EBUSY,
+	      "SQD -> SQD with new attributes while draining: EBUSY");
+	h_settle(&p);
+	while (h_poll(p.side[0].scq, &wc, 1) == 1)
+		done += wc.status == XR_WC_SUCCESS && wc.wr_id == (uint64_t)done;
+	CHECK(done == started, "the %d begun completed, in order, and no other (%d)", started,
+	      done);
+	CHECK(count_drained(p.side[0].core, &qp->pub) == 1, "SQ_DRAINED once");
+	xr_core_query_qp(qp, &got, NULL);
+	CHECK(got.sq_draining == 0, "query: drained");
+	CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE | XR_QP_TIMEOUT, NULL) == 0 &&
+		  qp->timeout == 10,
+	      "SQD -> SQD: the timeout may change once drained");
+	a = (struct xr_qp_attr){.qp_state = XR_QPS_SQD, .qkey = 5};
+	CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE | XR_QP_QKEY, NULL) == -EINVAL,
+	      "SQD -> SQD: not the Q_Key of an RC QP");
+	a = (struct xr_qp_attr){.qp_state = XR_QPS_RTS};
+	CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE, NULL) == 0, "SQD -> RTS");
+	h_settle(&p);
+	while (h_poll(p.side[0].scq, &wc, 1) == 1)
+		done += wc.status == XR_WC_SUCCESS && wc.wr_id == (uint64_t)done;
+	CHECK(done == 8, "back in RTS the rest went out: %d of 8", done);
+	for (int i = 0; i < 8; i++)
+		h_expect_wc(p.side[1].rcq, "receive", (uint64_t)i, XR_WC_SUCCESS, XR_WC_RECV);
+
+	/* Into SQD with nothing begun and no notification asked for: drained, silently. */
+	a = (struct xr_qp_attr){.qp_state = XR_QPS_SQD};
+	CHECK(xr_core_modify_qp(qp, &a, XR_QP_STATE, NULL) == 0, "RTS -> SQD, no notify");
+	h_settle(&p);
+	CHECK(count_drained(p.side[0].core, &qp->pub) == 0, "no SQ_DRAINED without notify");
+	xr_core_query_qp(qp, &got, NULL);
+	CHECK(got.sq_draining == 0 && got.en_sqd_async_notify == 0, "drained at once");
+	h_pair_destroy(&p);
+}
+
 int main(void)
 {
+	h_group("SQD: begun requests finish, none starts, SQ_DRAINED once; attrs once drained",
+		test_sqd);
 	h_group("CQ_ERR once per overrun", test_cq_err);
 	h_group("COMM_EST once, for the first packet in RTR", test_comm_est);
 	h_group("QP_FATAL on a transport error only; LAST_WQE_REACHED for an SRQ QP in ERR",

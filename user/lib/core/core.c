@@ -184,10 +184,12 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 			continue;
 		if (qp->pub.qp_type == XR_QPT_UD) {
 			xr_ud_run(qp);
+			xr_qp_check_drained(qp);
 			continue;
 		}
 		if (qp->pub.qp_type == XR_QPT_UC) {
 			xr_uc_run(qp);
+			xr_qp_check_drained(qp);
 			continue;
 		}
 		xr_responder_run(qp);
@@ -198,6 +200,7 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		if (qp->pub.state == XR_QPS_ERR)
 			continue;
 		xr_requester_run(qp, now);
+		xr_qp_check_drained(qp);
 		if (d && (!next || d < next))
 			next = d;
 		if (qp->retry_deadline && (!next || qp->retry_deadline < next))

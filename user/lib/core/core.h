@@ -76,7 +76,7 @@ struct xr_cq_impl {
 	uint32_t size;	     /* slots, a power of two */
 	uint32_t head, tail; /* produced, consumed */
 	uint64_t overflows;
-	bool overrun_reported; /* CQ_ERR raised for the overrun under way */
+	bool overrun_reported;	/* CQ_ERR raised for the overrun under way */
 	uint32_t refs;		/* QPs using it */
 	uint32_t async_unacked; /* asynchronous events (CQ_ERR) taken and not acknowledged */
 	/* Completion events: 0, or the arming of xr_req_notify_cq (one-shot). */
@@ -326,7 +326,9 @@ struct xr_qp_impl {
 	struct xr_srq_impl *srq;
 	struct xr_rwqe srq_wqe;
 	bool srq_wqe_held;
-	bool comm_established;	/* COMM_EST raised: a packet came in RTR */
+	bool comm_established; /* COMM_EST raised: a packet came in RTR */
+	/* SQD: requests started before still go out; SQ_DRAINED once all are acknowledged */
+	bool sq_draining, sqd_notify;
 	uint32_t async_unacked; /* asynchronous events taken and not acknowledged */
 
 	/* requester */
@@ -571,6 +573,8 @@ int xr_core_bind_mw(struct xr_qp_impl *qp, struct xr_mw *mw, const struct xr_mw_
 int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad);
 /* Moves qp to ERR and flushes both queues; the first SQ WQE gets status. */
 void xr_qp_to_error(struct xr_qp_impl *qp);
+/* In SQD, once nothing started is outstanding: draining ends (SQ_DRAINED if asked for). */
+void xr_qp_check_drained(struct xr_qp_impl *qp);
 void xr_qp_retire_sends(struct xr_qp_impl *qp);
 void xr_qp_flush(struct xr_qp_impl *qp);
 uint64_t xr_qp_ack_timeout_ns(const struct xr_qp_impl *qp);

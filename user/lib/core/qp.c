@@ -351,6 +351,47 @@ static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, c
 
 typedef bool (*transition_fn)(enum xr_qp_state, enum xr_qp_state, struct transition *);
 
+/*
+ * The rows of the verbs table around SQD, per type: into it from RTS, back
+ * to RTS, and SQD to SQD, where the path and the timers may change.
+ */
+static bool sqd_transition(enum xr_qp_type type, enum xr_qp_state cur, enum xr_qp_state next,
+			   struct transition *t)
+{
+	t->required = 0;
+	if (cur == XR_QPS_RTS) {
+		t->optional = XR_QP_EN_SQD_ASYNC_NOTIFY;
+		return true;
+	}
+	if (next == XR_QPS_RTS) {
+		t->optional = type == XR_QPT_UD	  ? XR_QP_CUR_STATE | XR_QP_QKEY
+			      : type == XR_QPT_UC ? UC_RTS_OPTIONAL
+						  : RC_RTS_OPTIONAL;
+		return true;
+	}
+	switch (type) {
+	case XR_QPT_UD:
+		t->optional = XR_QP_PKEY_INDEX | XR_QP_QKEY;
+		break;
+	case XR_QPT_UC:
+		t->optional = XR_QP_AV | XR_QP_ALT_PATH | XR_QP_ACCESS_FLAGS | XR_QP_PKEY_INDEX |
+			      XR_QP_PATH_MIG_STATE;
+		break;
+	default:
+		t->optional = XR_QP_PORT | XR_QP_AV | XR_QP_TIMEOUT | XR_QP_RETRY_CNT |
+			      XR_QP_RNR_RETRY | XR_QP_MAX_QP_RD_ATOMIC | XR_QP_MAX_DEST_RD_ATOMIC |
+			      XR_QP_ALT_PATH | XR_QP_ACCESS_FLAGS | XR_QP_PKEY_INDEX |
+			      XR_QP_MIN_RNR_TIMER | XR_QP_PATH_MIG_STATE;
+	}
+	return true;
+}
+
+static bool is_sqd_row(enum xr_qp_state cur, enum xr_qp_state next)
+{
+	return (cur == XR_QPS_RTS && next == XR_QPS_SQD) ||
+	       (cur == XR_QPS_SQD && (next == XR_QPS_RTS || next == XR_QPS_SQD));
+}
+
 static transition_fn transition_of(const struct xr_qp_impl *qp)
 {
 	switch (qp->pub.qp_type) {
@@ -376,7 +417,8 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 
 	if (next > XR_QPS_ERR || (attr_mask & ~((1 << 21) - 1)))
 		return -EINVAL;
-	if (!transition_of(qp)(cur, next, &t))
+	if (is_sqd_row(cur, next) ? !sqd_transition(qp->pub.qp_type, cur, next, &t)
+				  : !transition_of(qp)(cur, next, &t))
 		return -EINVAL;
 	if ((attrs & t.required) != t.required || (attrs & ~(t.required | t.optional)))
 		return -EINVAL;
@@ -388,8 +430,17 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 	err = check_values(qp, attr, attrs);
 	if (err)
 		return err;
+	/* The spec lets SQD's attributes change only once the send queue has drained. */
+	if (cur == XR_QPS_SQD && next == XR_QPS_SQD && attrs && qp->sq_draining)
+		return -EBUSY;
 
 	apply(qp, attr, attrs, dmac);
+	if (cur == XR_QPS_RTS && next == XR_QPS_SQD) {
+		qp->sq_draining = true;
+		qp->sqd_notify = (attrs & XR_QP_EN_SQD_ASYNC_NOTIFY) && attr->en_sqd_async_notify;
+	} else if (cur == XR_QPS_SQD && next != XR_QPS_SQD) {
+		qp->sq_draining = false; /* back to RTS, or away: no SQ_DRAINED any more */
+	}
 	if (next == XR_QPS_RESET) {
 		qp->pub.state = XR_QPS_RESET;
 		reset_transport(qp);
@@ -408,7 +459,7 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
  * What ibv_query_qp returns (the kernel's rxe_qp_to_attr): the attributes as
  * set, the current state and PSNs, the capabilities the QP really has; the
  * path as an address vector of port 1 (RoCE: global, no LID) once one was
- * given. No alternate path, no SQD: those fields stay zero.
+ * given. No alternate path: those fields stay zero.
  */
 int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *a, struct xr_qp_init_attr *init)
 {
@@ -416,6 +467,8 @@ int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *a, struct xr_qp_i
 	a->qp_state = a->cur_qp_state = qp->pub.state;
 	a->path_mtu = qp->path_mtu;
 	a->path_mig_state = XR_MIG_MIGRATED;
+	a->sq_draining = qp->pub.state == XR_QPS_SQD && qp->sq_draining;
+	a->en_sqd_async_notify = qp->sqd_notify;
 	a->qkey = qp->qkey;
 	a->rq_psn = qp->epsn;
 	a->sq_psn = qp->snd_psn;
@@ -535,6 +588,19 @@ static void enter_error(struct xr_qp_impl *qp, bool fatal)
 void xr_qp_to_error(struct xr_qp_impl *qp)
 {
 	enter_error(qp, true);
+}
+
+void xr_qp_check_drained(struct xr_qp_impl *qp)
+{
+	if (qp->pub.state != XR_QPS_SQD || !qp->sq_draining)
+		return;
+	/* Retired up to what was started, and the next one not begun: nothing in flight. */
+	if (qp->sq_tail != qp->tx_idx ||
+	    (qp->tx_idx != qp->sq_head && xr_sq_at(qp, qp->tx_idx)->psn_assigned))
+		return;
+	qp->sq_draining = false;
+	if (qp->sqd_notify)
+		xr_core_raise_event(qp->core, XR_EVENT_SQ_DRAINED, &qp->pub);
 }
 
 /* ---- posting ---------------------------------------------------------- */

@@ -190,11 +190,14 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 {
 	int sent = 0;
 
-	if (qp->pub.state != XR_QPS_RTS || qp->rnr_deadline)
+	if ((qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD) || qp->rnr_deadline)
 		return 0;
 	while (qp->tx_idx != qp->sq_head) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 
+		/* Draining: what was begun goes on, nothing new begins. */
+		if (qp->pub.state == XR_QPS_SQD && !w->psn_assigned)
+			break;
 		if (xr_wr(w->opcode)->flags & XR_WRF_LOCAL) {
 			if (!run_local(qp, w))
 				break;
@@ -277,12 +280,15 @@ int xr_uc_run(struct xr_qp_impl *qp)
 {
 	int sent = 0;
 
-	if (qp->pub.state != XR_QPS_RTS)
+	if (qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD)
 		return 0;
 	while (qp->tx_idx != qp->sq_head) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 		enum xr_wc_status st = XR_WC_SUCCESS;
 
+		/* Draining: a message begun is sent whole, nothing new begins. */
+		if (qp->pub.state == XR_QPS_SQD && !w->psn_assigned)
+			break;
 		if (!w->psn_assigned) {
 			st = start_wqe(qp, w);
 			qp->tx_pkt = 0;
