@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# What the pingpong tests (test_pingpong, test_ud_pingpong, test_uc_pingpong)
-# share; source it after e2e_common.sh and netns_pair. The caller sets
-# pingpong (the tool), xroce (the loader), iters, and for check_output
+# What the pingpong tests (test_pingpong, test_ud_pingpong, test_uc_pingpong,
+# test_srq_pingpong) share; source it after e2e_common.sh and netns_pair.
+# The caller sets pingpong (the tool), xroce (the loader), iters, and for check_output
 # PINGPONG_LOCAL_GID_SEP, what the tool prints before its own GID: ", ", or
 # ": " as ibv_ud_pingpong does (the peer's always follows ", ").
 #

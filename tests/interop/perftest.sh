@@ -21,7 +21,10 @@
 # 239.1.2.3 given with -M (an IPv4-mapped MGID, so both sides' GIDs are of
 # one IP version, which perftest requires); the server attaches its QP to
 # the group and announces the group as its GID with QPN 0xffffff, which the
-# client's remote address must show. Prints PASS/FAIL per run.
+# client's remote address must show. Runs named --use-srq give both sides
+# --use-srq: the receiving side's QPs (send_bw's server, both sides of
+# send_lat) share one SRQ, and both sides must print "Using SRQ      : ON".
+# Prints PASS/FAIL per run.
 #
 # Soft-RoCE 6.1 as a multicast receiver neither joins the IP group (no IGMP
 # report) nor programs the right MAC filter for an IPv4 group (33:33:ef:...
@@ -202,6 +205,12 @@ perftest_one() {
 			why="xroce-perf printed no result line for $size bytes x $total or not $qps remote QPs"
 		elif ! perftest_check "$guest_log" "$size" "$kind" "$guest_role" "$qps"; then
 			why="perftest printed no result line for $size bytes x $total or not $qps remote QPs"
+		elif [[ $guest_args == *--use-srq* ]] &&
+			! grep -qP "^ Connection type : \S+\t\tUsing SRQ      : ON$" "$host_log"; then
+			why="xroce-perf does not say Using SRQ : ON"
+		elif [[ $guest_args == *--use-srq* ]] &&
+			! grep -qP "^ Connection type : \S+\t\tUsing SRQ      : ON$" "$guest_log"; then
+			why="perftest does not say Using SRQ : ON"
 		elif [ "$PERF_GID" -eq 0 ] && [ "$(grep -c '^ GID: 254:128:' "$guest_log")" -lt 2 ]; then
 			why="perftest does not show link-local (fe80::) GIDs on both sides"
 		elif [ -n "$outs" ] && ! perftest_outs_check "$host_log" "$outs"; then
@@ -285,6 +294,13 @@ perftest_main() {
 	perftest_run_pair "send_bw UC" "send_bw -c UC -s 4096" "send_bw -c UC -s 4096" 4096 bw
 	perftest_run_pair "write_bw UC" "write_bw -c UC -s 4096" "write_bw -c UC -s 4096" 4096 bw
 	perftest_run_pair "send_lat UD" "send_lat -c UD -s 64" "send_lat -c UD -s 64" 64 pingpong-lat
+	# A shared receive queue on the receiving side (both sides of send_lat).
+	perftest_run_pair "send_bw --use-srq" "send_bw -s 4096 --use-srq" \
+		"send_bw -s 4096 --use-srq" 4096 bw
+	perftest_run_pair "send_bw -q 4 --use-srq" "send_bw -s 4096 -q 4 --use-srq" \
+		"send_bw -s 4096 -q 4 --use-srq" 4096 bw 4
+	perftest_run_pair "send_lat --use-srq" "send_lat -s 64 --use-srq" \
+		"send_lat -s 64 --use-srq" 64 pingpong-lat
 	if [[ "send_bw UD -g" =~ ${PERF_RUNS:-.} ]] && perftest_build_join; then
 		PERF_JOIN=$PERF_MCAST_GROUP perftest_run_pair "send_bw UD -g" \
 			"send_bw -c UD -g -M $PERF_MCAST_MGID -s 1024" \

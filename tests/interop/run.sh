@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make interop: xroce-pingpong against an unmodified ibv_rc_pingpong,
-# xroce-uc-pingpong against an unmodified ibv_uc_pingpong, and
-# xroce-ud-pingpong against an unmodified ibv_ud_pingpong, on Linux Soft-RoCE
-# (rdma_rxe) in a qemu guest booted by rxe-peer (see its README).
+# xroce-uc-pingpong against an unmodified ibv_uc_pingpong,
+# xroce-ud-pingpong against an unmodified ibv_ud_pingpong, and
+# xroce-srq-pingpong against an unmodified ibv_srq_pingpong, on Linux
+# Soft-RoCE (rdma_rxe) in a qemu guest booted by rxe-peer (see its README).
 # For each size, two runs of ITERS round trips with --chk on both sides:
 #   guest-server  ibv_*_pingpong server in rxeA, xroce's client in xrhost
 #   xroce-server  xroce's server in xrhost, ibv_*_pingpong client in rxeA
@@ -13,7 +14,12 @@
 # over IPv4 for each of SIZES_UD and over IPv6 for each of SIZES_UD_V6; UC
 # (ibv_uc_pingpong, runs named "uc ...": messages of several packets at path
 # MTU 1024, unacknowledged, a lost packet losing its message and ending the
-# run) over IPv4 for each of SIZES_UC, ITERS_UC round trips each.
+# run) over IPv4 for each of SIZES_UC, ITERS_UC round trips each; SRQ
+# (ibv_srq_pingpong -q SRQ_QPS, runs named "srq ...": SRQ_QPS RC QPs on one
+# shared receive queue on each side, ITERS exchanges over all of them, the
+# out-of-band exchange of 256 addresses each way) over IPv4 for each of
+# SIZES_SRQ; an SRQ run also needs SRQ_QPS address lines of each kind, with
+# distinct QPNs, on both sides.
 # A run passes when both sides exit 0, both print the summary lines, the
 # guest reports no invalid data and both GIDs are the expected ones.
 # The UD xroce-server run of CAPTURE_UD_SIZE bytes over IPv4 is captured on
@@ -26,13 +32,16 @@
 # 0xFFFF, no AckReq); what rxe sent is printed under the run.
 # Prints PASS/FAIL per run, then "N passed, N failed"; exits non-zero when
 # anything failed.
-# The guest and xroce's attachment to xrhost0 are torn down on every exit path.
+# The guest and xroce's attachment to xrhost0 are torn down on every exit path
+# (RXE_PEER_KEEP=1 leaves them up, as perftest.sh and mw.sh run alone do).
 #
 # Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
 # ../shared/rxe-peer/rxe-peer next to the repository), SIZES, SIZES_V6,
 # SIZES_UD, SIZES_UD_V6, CAPTURE_UD_SIZE (empty: no capture), SIZES_UC,
-# ITERS, ITERS_UC (default ITERS), GUEST_TIMEOUT (seconds a guest tool may
-# run, default 120).
+# SIZES_SRQ, SRQ_QPS (default 8), ITERS, ITERS_UC (default ITERS),
+# GUEST_TIMEOUT (seconds a guest tool may run, default 120), KINDS (which
+# groups of runs, default all: "rc ud uc srq perftest mw"; e.g. KINDS=srq
+# runs only the SRQ runs; perftest.sh's PERF_RUNS selects among its runs).
 set -u
 # A relative RXE_PEER is the caller's, from where they started us.
 [ -n "${RXE_PEER:-}" ] && RXE_PEER=$(realpath -s "$RXE_PEER")
@@ -44,6 +53,9 @@ SIZES_V6=${SIZES_V6:-1 4096 65536}
 SIZES_UD=${SIZES_UD:-1 512 1024}
 SIZES_UD_V6=${SIZES_UD_V6:-1024}
 SIZES_UC=${SIZES_UC:-1 4096 65536}
+SIZES_SRQ=${SIZES_SRQ:-4096 65536}
+SRQ_QPS=${SRQ_QPS:-8}
+KINDS=" ${KINDS:-rc ud uc srq perftest mw} "
 CAPTURE_UD_SIZE=${CAPTURE_UD_SIZE-1024}
 ITERS=${ITERS:-100}
 ITERS_UC=${ITERS_UC:-$ITERS}
@@ -65,6 +77,7 @@ DAD_WAIT_TENTHS=100
 pingpong=$(readlink -f "$BUILD/xroce-pingpong")
 ud_pingpong=$(readlink -f "$BUILD/xroce-ud-pingpong")
 uc_pingpong=$(readlink -f "$BUILD/xroce-uc-pingpong")
+srq_pingpong=$(readlink -f "$BUILD/xroce-srq-pingpong")
 xroce=$(readlink -f "$BUILD/xroce")
 logdir=$(mktemp -d /tmp/xroce-interop.XXXXXX)
 server_pid=""
@@ -89,7 +102,7 @@ cleanup() {
 		kill "$server_pid" 2>/dev/null
 		wait "$server_pid" 2>/dev/null
 	fi
-	if [ "$peer_up" -eq 1 ]; then
+	if [ "$peer_up" -eq 1 ] && [ "${RXE_PEER_KEEP:-0}" != 1 ]; then
 		if [ -d "/sys/fs/bpf/xroce/$host_if" ]; then
 			in_host_ns "$xroce" detach "$host_if" >/dev/null 2>&1 ||
 				echo "interop: xroce detach $host_if failed" >&2
@@ -103,7 +116,7 @@ trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, qemu)"
 [ -x "$RXE_PEER" ] || die "rxe-peer not found at $RXE_PEER (set RXE_PEER)"
-for bin in "$pingpong" "$ud_pingpong" "$uc_pingpong" "$xroce"; do
+for bin in "$pingpong" "$ud_pingpong" "$uc_pingpong" "$srq_pingpong" "$xroce"; do
 	[ -x "$bin" ] || die "$bin is missing (make all)"
 done
 
@@ -112,8 +125,11 @@ echo "rxe-peer setup"
 peer_up=1
 echo "rxe-peer up 1 (the guest boots in 15-25 s)"
 "$RXE_PEER" up 1 >"$logdir/up.log" 2>&1 || die "rxe-peer up 1 failed, see $logdir/up.log"
-in_host_ns "$xroce" attach "$host_if" >"$logdir/attach.log" 2>&1 ||
-	die "xroce attach $host_if failed: $(cat "$logdir/attach.log")"
+# Attached already: a run with RXE_PEER_KEEP=1 before this one (as standalone.sh).
+if [ ! -d "/sys/fs/bpf/xroce/$host_if" ]; then
+	in_host_ns "$xroce" attach "$host_if" >"$logdir/attach.log" 2>&1 ||
+		die "xroce attach $host_if failed: $(cat "$logdir/attach.log")"
+fi
 for _ in $(seq "$DAD_WAIT_TENTHS"); do
 	[ -z "$(in_host_ns ip -6 addr show dev "$host_if" tentative)" ] &&
 		[ -z "$("$RXE_PEER" exec "$guest" '/usr/bin/ip -6 addr show dev eth0 tentative')" ] &&
@@ -153,10 +169,10 @@ gid_ok() {
 		grep -q "remote address: .*GID $(guest_gid "$gid_index")\$" "$log"
 }
 
-# The tools of a KIND of run: rc, uc or ud.
+# The tools of a KIND of run: rc, uc, ud or srq, and the options both take.
 host_tool() {
 	case $1 in
-	uc | ud) echo "xroce-$1-pingpong" ;;
+	uc | ud | srq) echo "xroce-$1-pingpong" ;;
 	*) echo xroce-pingpong ;;
 	esac
 }
@@ -164,11 +180,30 @@ host_bin() {
 	case $1 in
 	uc) echo "$uc_pingpong" ;;
 	ud) echo "$ud_pingpong" ;;
+	srq) echo "$srq_pingpong" ;;
 	*) echo "$pingpong" ;;
 	esac
 }
 guest_tool() {
 	echo "ibv_$1_pingpong"
+}
+kind_opts() {
+	if [ "$1" = srq ]; then echo "-q $SRQ_QPS"; fi
+}
+
+# Whether KIND's runs are selected (KINDS).
+selected() {
+	[[ $KINDS == *" $1 "* ]]
+}
+
+# An SRQ run's LOG shows SRQ_QPS local and SRQ_QPS remote addresses, each
+# kind with distinct QPNs.
+srq_addresses_ok() {
+	local kind
+	for kind in local remote; do
+		[ "$(grep -E "^  $kind address: +LID" "$1" | awk '{ print $6 }' | sort -u | wc -l)" = \
+			"$SRQ_QPS" ] || return 1
+	done
 }
 
 # report KIND NAME HOST_STATUS GUEST_STATUS HOST_LOG GUEST_LOG SIZE GID_INDEX [WHY_IT_FAILED [NOTE]]
@@ -184,6 +219,9 @@ report() {
 	elif ! summary_ok "$host_log" "$size" "$(iters_of "$kind")" ||
 		! summary_ok "$guest_log" "$size" "$(iters_of "$kind")"; then
 		why="summary lines missing or invalid data reported"
+	elif [ "$kind" = srq ] &&
+		{ ! srq_addresses_ok "$host_log" || ! srq_addresses_ok "$guest_log"; }; then
+		why="not $SRQ_QPS local and $SRQ_QPS remote addresses with distinct QPNs on both sides"
 	fi
 	if [ -z "$why" ]; then
 		passed=$((passed + 1))
@@ -202,7 +240,7 @@ report() {
 
 # guest_pingpong KIND SIZE GID_INDEX [SERVER]
 guest_pingpong() {
-	echo "timeout $GUEST_TIMEOUT $(guest_tool "$1") -g $3 -n $(iters_of "$1") -s $2 --chk ${4:-}"
+	echo "timeout $GUEST_TIMEOUT $(guest_tool "$1") -g $3 -n $(iters_of "$1") -s $2 --chk $(kind_opts "$1") ${4:-}"
 }
 
 # run_name KIND DIRECTION SIZE GID_INDEX, run_tag (the same for log names):
@@ -335,8 +373,10 @@ run_guest_server() {
 		die "rxe-peer start failed"
 	# The guest server needs 2-3 s to listen; xroce's client also retries a refused connect.
 	sleep 3
+	# shellcheck disable=SC2046 # kind_opts is meant to be split into words
 	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$(host_bin "$kind")" -d "$host_if" -g "$gid_index" \
-		-n "$(iters_of "$kind")" -s "$size" --chk "$guest_ip" >"$host_log" 2>&1 || host_status=$?
+		-n "$(iters_of "$kind")" -s "$size" --chk $(kind_opts "$kind") "$guest_ip" >"$host_log" 2>&1 ||
+		host_status=$?
 	# If we failed before the exchange, the guest server still waits in accept():
 	# a connection that closes at once makes it give up now rather than at its timeout.
 	if ! grep -q "remote address:" "$host_log"; then
@@ -369,8 +409,9 @@ run_xroce_server() {
 			"rxe-peer capture start failed"
 		return
 	fi
+	# shellcheck disable=SC2046 # kind_opts is meant to be split into words
 	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$(host_bin "$kind")" -d "$host_if" -g "$gid_index" \
-		-n "$(iters_of "$kind")" -s "$size" --chk >"$host_log" 2>&1 &
+		-n "$(iters_of "$kind")" -s "$size" --chk $(kind_opts "$kind") >"$host_log" 2>&1 &
 	server_pid=$!
 	if ! wait_listening; then
 		kill "$server_pid" 2>/dev/null
@@ -391,36 +432,40 @@ run_xroce_server() {
 		"$gid_index" "$pcap"
 }
 
-for size in $SIZES; do
+selected rc && for size in $SIZES; do
 	run_guest_server rc "$size" 1
 	run_xroce_server rc "$size" 1
 done
-for size in $SIZES_V6; do
+selected rc && for size in $SIZES_V6; do
 	run_guest_server rc "$size" 0
 	run_xroce_server rc "$size" 0
 done
 # UD after RC: rxe's QPNs have moved on from xroce's (0x11), so that the
 # capture tells a source QP from a destination QP.
-for size in $SIZES_UD; do
+selected ud && for size in $SIZES_UD; do
 	run_guest_server ud "$size" 1
 	pcap=""
 	[ "$size" = "$CAPTURE_UD_SIZE" ] && pcap=$logdir/ud-xroce-server-g1-$size.pcap
 	run_xroce_server ud "$size" 1 "$pcap"
 done
-for size in $SIZES_UD_V6; do
+selected ud && for size in $SIZES_UD_V6; do
 	run_guest_server ud "$size" 0
 	run_xroce_server ud "$size" 0
 done
-for size in $SIZES_UC; do
+selected uc && for size in $SIZES_UC; do
 	run_guest_server uc "$size" 1
 	run_xroce_server uc "$size" 1
 done
+selected srq && for size in $SIZES_SRQ; do
+	run_guest_server srq "$size" 1
+	run_xroce_server srq "$size" 1
+done
 
 # perftest (ib_*_bw, ib_*_lat) against xroce-perf on the same guest; adds to the counts.
-source tests/interop/perftest.sh
+selected perftest && source tests/interop/perftest.sh
 # Memory windows (type 1 and 2), fast registration, LOCAL_INV and SEND with
 # invalidate, both ways, against rxe_mw_peer in the same guest; adds to the counts.
-source tests/interop/mw.sh
+selected mw && source tests/interop/mw.sh
 
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed"

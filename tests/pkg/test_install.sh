@@ -56,11 +56,11 @@ expected=(
 	"usr/lib/libxroce.so.$version 755" "usr/lib/libxroce.so.$soversion link"
 	"usr/lib/libxroce.so link" "usr/lib/libxroce.a 644" "usr/lib/pkgconfig/libxroce.pc 644"
 	"usr/lib/xroce/xroce_xdp.bpf.o 644" "usr/sbin/xroce 755" "usr/bin/xroce-pingpong 755"
-	"usr/bin/xroce-uc-pingpong 755" "usr/bin/xroce-ud-pingpong 755" "usr/bin/xroce-perf 755"
-	"usr/bin/xroce-demo 755"
+	"usr/bin/xroce-uc-pingpong 755" "usr/bin/xroce-ud-pingpong 755"
+	"usr/bin/xroce-srq-pingpong 755" "usr/bin/xroce-perf 755" "usr/bin/xroce-demo 755"
 	"usr/share/man/man8/xroce.8 644" "usr/share/man/man3/libxroce.3 644"
 	"usr/share/man/man1/xroce-pingpong.1 644" "usr/share/man/man1/xroce-uc-pingpong.1 644"
-	"usr/share/man/man1/xroce-ud-pingpong.1 644"
+	"usr/share/man/man1/xroce-ud-pingpong.1 644" "usr/share/man/man1/xroce-srq-pingpong.1 644"
 	"usr/share/man/man1/xroce-perf.1 644" "usr/share/man/man1/xroce-demo.1 644"
 )
 for header in include/xroce/*.h; do
@@ -152,7 +152,7 @@ grep -q "^consumer: sent 3000 bytes" "$logdir/client.log" &&
 	fail "the consumers did not report the SEND"
 echo "ok   one SEND from the shared-library build to the static build, bytes checked"
 
-for tool in xroce-pingpong xroce-uc-pingpong xroce-ud-pingpong xroce-perf; do
+for tool in xroce-pingpong xroce-uc-pingpong xroce-ud-pingpong xroce-srq-pingpong xroce-perf; do
 	"$stage/usr/bin/$tool" -h >"$logdir/$tool.help" || fail "$tool -h failed"
 done
 "$stage/usr/sbin/xroce" help >"$logdir/xroce.help" || fail "xroce help failed"
@@ -184,7 +184,7 @@ for cmd in "${commands[@]}"; do
 	grep -q "^\.B $cmd\b" "$man_dir/man8/xroce.8" || fail "xroce.8 has no entry for '$cmd'"
 done
 man_documents "$man_dir/man8/xroce.8" $(grep -oE -- '--[A-Za-z][A-Za-z_-]*' "$logdir/xroce.help")
-for tool in xroce-pingpong xroce-uc-pingpong xroce-ud-pingpong xroce-perf; do
+for tool in xroce-pingpong xroce-uc-pingpong xroce-ud-pingpong xroce-srq-pingpong xroce-perf; do
 	man_documents "$man_dir/man1/$tool.1" \
 		$(grep -oE -- '(^|[ ,])--?[A-Za-z][A-Za-z_-]*' "$logdir/$tool.help" | tr -d ' ,')
 done

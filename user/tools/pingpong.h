@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What xroce-pingpong (RC), xroce-uc-pingpong (UC) and xroce-ud-pingpong
- * (UD) share, as rdma-core's pingpong.h does for ibv_rc_pingpong,
- * ibv_uc_pingpong and ibv_ud_pingpong: the options, the
- * out-of-band exchange (one "LID:QPN:PSN:GID" message each way, then
- * "done"), the buffer with its --chk pattern, the ping-pong loop and the
- * summary lines. Each tool brings its queue pair to INIT and connects it
+ * What xroce-pingpong (RC), xroce-uc-pingpong (UC), xroce-ud-pingpong (UD)
+ * and xroce-srq-pingpong (RC QPs on a shared receive queue) share, as
+ * rdma-core's pingpong.h does for ibv_rc_pingpong, ibv_uc_pingpong,
+ * ibv_ud_pingpong and ibv_srq_pingpong: the options, the out-of-band
+ * exchange ("LID:QPN:PSN:GID" messages each way, one per QP, then "done"),
+ * the buffer with its --chk pattern, the ping-pong loop and the summary
+ * lines. Each one-QP tool brings its queue pair to INIT and connects it
  * (struct pp_kind); everything else is the same code, so that the three stay
  * byte-compatible with their rdma-core counterparts alike.
+ * xroce-srq-pingpong (pp_kind.multi_qp: -q and -o) has a loop and QP set-up
+ * of its own, over the same options, exchange, buffer, receives (posted to
+ * pp_ctx.srq), SENDs, waits and summary.
  *
  * A UD buffer starts with the 40 bytes of GRH space every UD receive needs
  * (pp_ctx.offset): receives land there, the payload follows, and SENDs go
@@ -64,6 +68,10 @@ struct pp_kind {
 	/* What --help says of -s's default and of -l. */
 	const char *size_help;
 	const char *sl_help;
+	/* Several QPs on one SRQ (ibv_srq_pingpong): takes -q, and -o (refused). */
+	bool multi_qp;
+	/* Everything after the options, instead of pp_run (xroce-srq-pingpong's own). */
+	int (*run)(const struct pp_options *o);
 	/* RC and UC take -m (a path MTU); UD sends at most the port's MTU. */
 	bool has_mtu_option;
 	/* What comes before "GID" in the local address line: ibv_ud_pingpong prints ':'. */
@@ -89,6 +97,7 @@ struct pp_options {
 	enum xr_mtu mtu;
 	unsigned int rx_depth;
 	unsigned int iters;
+	unsigned int num_qp; /* -q: 1 unless multi_qp */
 	int sl;
 	int gid_index;
 	bool use_events;
@@ -110,7 +119,8 @@ struct pp_ctx {
 	struct xr_comp_channel *channel; /* -e */
 	struct xr_cq *cq;
 	struct xr_qp *qp;
-	struct xr_ah *ah; /* UD: where SENDs go */
+	struct xr_srq *srq; /* multi_qp: receives go here; its QPs are the tool's */
+	struct xr_ah *ah;   /* UD: where SENDs go */
 	uint8_t *buf;
 	unsigned int offset; /* the payload's place in buf: after the GRH space (UD), or 0 */
 	unsigned int size;   /* of the payload */
@@ -137,18 +147,32 @@ static void pp_usage(const struct pp_kind *k, const char *argv0)
 	printf("  -s, --size=<size>      size of message to exchange (%s)\n", k->size_help);
 	if (k->has_mtu_option)
 		printf("  -m, --mtu=<size>       path MTU (default 1024)\n");
+	if (k->multi_qp)
+		printf("  -q, --num-qp=<num>     number of QPs to use (default 16)\n");
 	printf("  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n");
-	printf("  -n, --iters=<iters>    number of exchanges (default 1000)\n");
+	if (k->multi_qp)
+		printf(
+		    "  -n, --iters=<iters>    number of exchanges, over all QPs (default 1000)\n");
+	else
+		printf("  -n, --iters=<iters>    number of exchanges (default 1000)\n");
 	printf("  -l, --sl=<sl>          %s\n", k->sl_help);
 	printf("  -e, --events           sleep on CQ events (default poll)\n");
 	printf("  -g, --gid-idx=<gid index> local port gid index\n");
+	if (k->multi_qp)
+		printf("  -o, --odp              use on demand paging (not supported: refused)\n");
 	printf("  -c, --chk              validate received buffer\n");
 }
+
+/* ibv_srq_pingpong's bound: QPs are numbered below it, and every exchange names as many. */
+#define PP_MAX_QP 256
 
 /* Returns 0 to run, 1 for a usage error, 2 when usage was printed on request. */
 static int pp_parse_options(const struct pp_kind *k, int argc, char **argv, struct pp_options *o)
 {
+	/* The first two are ibv_srq_pingpong's only: the one-QP tools do not know them. */
 	static const struct option long_options[] = {
+	    {.name = "num-qp", .has_arg = 1, .val = 'q'},
+	    {.name = "odp", .has_arg = 0, .val = 'o'},
 	    {.name = "port", .has_arg = 1, .val = 'p'},
 	    {.name = "ib-dev", .has_arg = 1, .val = 'd'},
 	    {.name = "ib-port", .has_arg = 1, .val = 'i'},
@@ -164,8 +188,9 @@ static int pp_parse_options(const struct pp_kind *k, int argc, char **argv, stru
 	    {0},
 	};
 	/* Without -m, --mtu is unknown too (the 'm' case below refuses it). */
-	const char *short_options =
-	    k->has_mtu_option ? "p:d:i:s:m:r:n:l:eg:ch" : "p:d:i:s:r:n:l:eg:ch";
+	const char *short_options = k->multi_qp		? "p:d:i:s:m:q:r:n:l:eog:ch"
+				    : k->has_mtu_option ? "p:d:i:s:m:r:n:l:eg:ch"
+							: "p:d:i:s:r:n:l:eg:ch";
 	unsigned long v;
 	int c;
 
@@ -178,9 +203,11 @@ static int pp_parse_options(const struct pp_kind *k, int argc, char **argv, stru
 	    .mtu = XR_MTU_1024,
 	    .rx_depth = 500,
 	    .iters = 1000,
+	    .num_qp = k->multi_qp ? 16 : 1,
 	    .gid_index = -1,
 	};
-	while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, short_options,
+				k->multi_qp ? long_options : long_options + 2, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!parse_ulong(optarg, 65535, &v))
@@ -237,6 +264,17 @@ static int pp_parse_options(const struct pp_kind *k, int argc, char **argv, stru
 		case 'c':
 			o->validate_buf = true;
 			break;
+		case 'q':
+			if (!parse_ulong(optarg, INT32_MAX, &v) || v < 1)
+				goto bad_value;
+			o->num_qp = v;
+			break;
+		case 'o':
+			fprintf(stderr,
+				"%s: -o/--odp: xroce has no on-demand paging (its memory regions "
+				"are pinned by the application)\n",
+				o->prog);
+			return 1;
 		case 'h':
 			pp_usage(k, argv[0]);
 			return 2;
@@ -261,6 +299,19 @@ static int pp_parse_options(const struct pp_kind *k, int argc, char **argv, stru
 			"%s: -g GID_INDEX is required: RoCE addresses by GID (index 1 is usually "
 			"the first IPv4 address)\n",
 			o->prog);
+		return 1;
+	}
+	/* ibv_srq_pingpong's two refusals, in its order. */
+	if (o->num_qp > o->rx_depth) {
+		fprintf(stderr,
+			"%s: rx_depth %u is too small for %u QPs -- must have at least one receive "
+			"per QP.\n",
+			o->prog, o->rx_depth, o->num_qp);
+		return 1;
+	}
+	if (o->num_qp >= PP_MAX_QP) {
+		fprintf(stderr, "%s: num_qp %u must be less than %d\n", o->prog, o->num_qp,
+			PP_MAX_QP);
 		return 1;
 	}
 	return 0;
@@ -324,11 +375,69 @@ static void pp_print_dest(const char *label, const struct pingpong_dest *d, char
 	       gid_sep, gid);
 }
 
-/* Client side: send ours, read theirs, send "done", as rdma-core's clients do. */
-static int pp_client_exchange(const struct pp_options *o, const struct pingpong_dest *mine,
-			      struct pingpong_dest *remote)
+/*
+ * Which of n messages failed, for the messages below: nothing when there is
+ * only one, " [i]" (from 0, as ibv_srq_pingpong says it) when there are several.
+ */
+static const char *pp_msg_index(char buf[16], unsigned int i, unsigned int n)
 {
-	char msg[DEST_MSG_SIZE];
+	if (n == 1)
+		return "";
+	snprintf(buf, 16, " [%u]", i);
+	return buf;
+}
+
+/* Writes n addresses, each in one send() as rdma-core's examples write them. */
+static int pp_send_dests(const struct pp_options *o, int fd, const struct pingpong_dest *mine,
+			 unsigned int n, int64_t deadline)
+{
+	char msg[DEST_MSG_SIZE], idx[16];
+
+	for (unsigned int i = 0; i < n; i++) {
+		int ret;
+
+		pp_format_dest(&mine[i], msg);
+		ret = oob_write_msg(fd, msg, sizeof(msg), deadline);
+		if (ret) {
+			fprintf(stderr, "%s: couldn't send local address%s: %s\n", o->prog,
+				pp_msg_index(idx, i, n), oob_error(ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Reads n addresses, each exactly DEST_MSG_SIZE bytes. */
+static int pp_read_dests(const struct pp_options *o, int fd, struct pingpong_dest *remote,
+			 unsigned int n, int64_t deadline)
+{
+	char msg[DEST_MSG_SIZE], idx[16];
+
+	for (unsigned int i = 0; i < n; i++) {
+		int ret = oob_read_full(fd, msg, sizeof(msg), deadline);
+
+		if (ret) {
+			fprintf(stderr, "%s: couldn't read remote address%s: %s\n", o->prog,
+				pp_msg_index(idx, i, n), oob_error(ret));
+			return ret;
+		}
+		ret = pp_parse_dest(msg, &remote[i]);
+		if (ret) {
+			fprintf(stderr, "%s: malformed remote address%s '%.*s'\n", o->prog,
+				pp_msg_index(idx, i, n), (int)sizeof(msg) - 1, msg);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Client side: send our n addresses, read the server's n, send "done", as
+ * rdma-core's clients do (n is 1, or ibv_srq_pingpong's MAX_QP).
+ */
+static int pp_client_exchange(const struct pp_options *o, const struct pingpong_dest *mine,
+			      struct pingpong_dest *remote, unsigned int n)
+{
 	const char *why;
 	int64_t deadline;
 	int fd, ret;
@@ -340,23 +449,11 @@ static int pp_client_exchange(const struct pp_options *o, const struct pingpong_
 		return -1;
 	}
 	deadline = tool_now_ms() + EXCHANGE_TIMEOUT_MS;
-	pp_format_dest(mine, msg);
-	ret = oob_write_msg(fd, msg, sizeof(msg), deadline);
-	if (ret) {
-		fprintf(stderr, "%s: couldn't send local address: %s\n", o->prog, oob_error(ret));
+	ret = pp_send_dests(o, fd, mine, n, deadline);
+	if (!ret)
+		ret = pp_read_dests(o, fd, remote, n, deadline);
+	if (ret)
 		goto out;
-	}
-	ret = oob_read_full(fd, msg, sizeof(msg), deadline);
-	if (ret) {
-		fprintf(stderr, "%s: couldn't read remote address: %s\n", o->prog, oob_error(ret));
-		goto out;
-	}
-	ret = pp_parse_dest(msg, remote);
-	if (ret) {
-		fprintf(stderr, "%s: malformed remote address '%.*s'\n", o->prog,
-			(int)sizeof(msg) - 1, msg);
-		goto out;
-	}
 	ret = oob_write_msg(fd, DONE_MSG, DONE_MSG_SIZE, deadline);
 	if (ret)
 		fprintf(stderr, "%s: couldn't send 'done': %s\n", o->prog, oob_error(ret));
@@ -365,50 +462,39 @@ out:
 	return ret ? -1 : 0;
 }
 
-/* Server side, first half: accept the client and read its address. Returns the connection. */
-static int pp_server_accept(const struct pp_options *o, struct pingpong_dest *remote)
+/* Server side, first half: accept the client and read its n addresses. Returns the connection. */
+static int pp_server_accept(const struct pp_options *o, struct pingpong_dest *remote,
+			    unsigned int n)
 {
-	char msg[DEST_MSG_SIZE];
 	const char *why;
-	int fd, ret;
+	int fd;
 
 	fd = oob_accept(AF_UNSPEC, o->port, ACCEPT_TIMEOUT_MS, &why);
 	if (fd < 0) {
 		fprintf(stderr, "%s: port %u: %s\n", o->prog, o->port, why);
 		return -1;
 	}
-	ret = oob_read_full(fd, msg, sizeof(msg), tool_now_ms() + EXCHANGE_TIMEOUT_MS);
-	if (ret) {
-		fprintf(stderr, "%s: couldn't read remote address: %s\n", o->prog, oob_error(ret));
-		goto fail;
-	}
-	if (pp_parse_dest(msg, remote)) {
-		fprintf(stderr, "%s: malformed remote address '%.*s'\n", o->prog,
-			(int)sizeof(msg) - 1, msg);
-		goto fail;
+	if (pp_read_dests(o, fd, remote, n, tool_now_ms() + EXCHANGE_TIMEOUT_MS)) {
+		close(fd);
+		return -1;
 	}
 	return fd;
-fail:
-	close(fd);
-	return -1;
 }
 
 /*
- * Server side, second half, once our QP is ready (the client sends its
- * first SEND as soon as it has our address): send ours, wait for "done".
+ * Server side, second half, once our QPs are ready (the client sends its
+ * first SENDs as soon as it has our addresses): send our n, wait for "done".
  */
-static int pp_server_reply(const struct pp_options *o, int fd, const struct pingpong_dest *mine)
+static int pp_server_reply(const struct pp_options *o, int fd, const struct pingpong_dest *mine,
+			   unsigned int n)
 {
 	char msg[DEST_MSG_SIZE];
 	int64_t deadline = tool_now_ms() + EXCHANGE_TIMEOUT_MS;
 	int ret;
 
-	pp_format_dest(mine, msg);
-	ret = oob_write_msg(fd, msg, sizeof(msg), deadline);
-	if (ret) {
-		fprintf(stderr, "%s: couldn't send local address: %s\n", o->prog, oob_error(ret));
+	ret = pp_send_dests(o, fd, mine, n, deadline);
+	if (ret)
 		goto out;
-	}
 	ret = oob_read_full(fd, msg, DONE_MSG_SIZE, deadline);
 	if (ret) {
 		fprintf(stderr, "%s: couldn't read 'done': %s\n", o->prog, oob_error(ret));
@@ -433,6 +519,8 @@ static void pp_close_ctx(struct pp_ctx *ctx)
 
 	if (ctx->qp && (ret = xr_destroy_qp(ctx->qp)))
 		fprintf(stderr, "%s: couldn't destroy QP: %s\n", prog, strerror(-ret));
+	if (ctx->srq && (ret = xr_destroy_srq(ctx->srq)))
+		fprintf(stderr, "%s: couldn't destroy SRQ: %s\n", prog, strerror(-ret));
 	if (ctx->cq && (ret = xr_destroy_cq(ctx->cq)))
 		fprintf(stderr, "%s: couldn't destroy CQ: %s\n", prog, strerror(-ret));
 	if (ctx->channel && (ret = xr_destroy_comp_channel(ctx->channel)))
@@ -449,21 +537,15 @@ static void pp_close_ctx(struct pp_ctx *ctx)
 	free(ctx->buf);
 }
 
-/* Everything up to a QP in RESET, its inline size known; the kind's init_qp then takes it to INIT.
+/*
+ * The buffer, the device, its PD and MR, the completion channel (-e) and a
+ * CQ of cq_size entries (armed with -e): what every tool needs before its QPs.
  */
-static int pp_init_ctx(struct pp_ctx *ctx, const struct pp_options *o)
+static int pp_init_common(struct pp_ctx *ctx, const struct pp_options *o, unsigned int cq_size)
 {
 	const struct pp_kind *k = o->kind;
 	const char *prog = o->prog;
 	struct xr_device_attr dev_attr;
-	struct xr_qp_init_attr init_attr = {
-	    .cap = {.max_send_wr = 1,
-		    .max_recv_wr = o->rx_depth,
-		    .max_send_sge = 1,
-		    .max_recv_sge = 1},
-	    .qp_type = k->qp_type,
-	};
-	struct xr_qp_attr attr;
 	size_t buf_size, alloc_size;
 	int ret;
 
@@ -492,7 +574,7 @@ static int pp_init_ctx(struct pp_ctx *ctx, const struct pp_options *o)
 			strerror(-ret));
 		return -1;
 	}
-	if (o->rx_depth > dev_attr.max_qp_wr || o->rx_depth + 1 > dev_attr.max_cqe) {
+	if (o->rx_depth > dev_attr.max_qp_wr || cq_size > dev_attr.max_cqe) {
 		fprintf(stderr, "%s: -r %u is more than %s allows (max_qp_wr %u, max_cqe %u)\n",
 			prog, o->rx_depth, o->ifname, dev_attr.max_qp_wr, dev_attr.max_cqe);
 		return -1;
@@ -515,7 +597,7 @@ static int pp_init_ctx(struct pp_ctx *ctx, const struct pp_options *o)
 			return -1;
 		}
 	}
-	ctx->cq = xr_create_cq(ctx->dev, o->rx_depth + 1, ctx->channel);
+	ctx->cq = xr_create_cq(ctx->dev, cq_size, ctx->channel);
 	if (!ctx->cq) {
 		fprintf(stderr, "%s: couldn't create CQ: %s\n", prog, strerror(errno));
 		return -1;
@@ -524,6 +606,27 @@ static int pp_init_ctx(struct pp_ctx *ctx, const struct pp_options *o)
 		fprintf(stderr, "%s: couldn't request CQ notification\n", prog);
 		return -1;
 	}
+	return 0;
+}
+
+/* Everything up to a QP in RESET, its inline size known; the kind's init_qp then takes it to INIT.
+ */
+static int pp_init_ctx(struct pp_ctx *ctx, const struct pp_options *o)
+{
+	const struct pp_kind *k = o->kind;
+	const char *prog = o->prog;
+	struct xr_qp_init_attr init_attr = {
+	    .cap = {.max_send_wr = 1,
+		    .max_recv_wr = o->rx_depth,
+		    .max_send_sge = 1,
+		    .max_recv_sge = 1},
+	    .qp_type = k->qp_type,
+	};
+	struct xr_qp_attr attr;
+	int ret;
+
+	if (pp_init_common(ctx, o, o->rx_depth + 1))
+		return -1;
 	init_attr.send_cq = ctx->cq;
 	init_attr.recv_cq = ctx->cq;
 	ctx->qp = xr_create_qp(ctx->pd, &init_attr);
@@ -571,7 +674,8 @@ static unsigned int pp_post_recv(struct pp_ctx *ctx, unsigned int n)
 	int ret = 0;
 
 	for (i = 0; i < n; i++) {
-		ret = xr_post_recv(ctx->qp, &wr, &bad_wr);
+		ret = ctx->srq ? xr_post_srq_recv(ctx->srq, &wr, &bad_wr)
+			       : xr_post_recv(ctx->qp, &wr, &bad_wr);
 		if (ret)
 			break;
 	}
@@ -582,7 +686,7 @@ static unsigned int pp_post_recv(struct pp_ctx *ctx, unsigned int n)
 }
 
 /* The payload: after the GRH space, which is where a UD receive put what it echoes. */
-static int pp_post_send(struct pp_ctx *ctx)
+static int pp_post_send_on(struct pp_ctx *ctx, struct xr_qp *qp)
 {
 	struct xr_sge sge = {
 	    .addr = (uintptr_t)ctx->buf + ctx->offset, .length = ctx->size, .lkey = ctx->mr->lkey};
@@ -601,10 +705,15 @@ static int pp_post_send(struct pp_ctx *ctx)
 		wr.wr.ud.remote_qpn = ctx->remote_qpn;
 		wr.wr.ud.remote_qkey = PP_UD_QKEY;
 	}
-	ret = xr_post_send(ctx->qp, &wr, &bad_wr);
+	ret = xr_post_send(qp, &wr, &bad_wr);
 	if (ret)
 		fprintf(stderr, "%s: couldn't post send: %s\n", ctx->prog, strerror(-ret));
 	return ret;
+}
+
+static int pp_post_send(struct pp_ctx *ctx)
+{
+	return pp_post_send_on(ctx, ctx->qp);
 }
 
 /* ---- --chk -------------------------------------------------------------- */
@@ -716,6 +825,56 @@ static int pp_handle_wc(struct pp_ctx *ctx, const struct pp_options *o, struct p
 	return 0;
 }
 
+/*
+ * -e: sleep for the CQ's event until deadline, acknowledge it and re-arm, as
+ * rdma-core's -e does before it polls. Returns 0; 1 when no event came (the
+ * caller says what it was waiting for); -1 when re-arming failed.
+ */
+static int pp_await_cq_event(struct pp_ctx *ctx, int64_t deadline)
+{
+	struct xr_cq *ev_cq;
+	int ret = oob_wait_fd(ctx->channel->fd, POLLIN, deadline);
+
+	if (!ret)
+		ret = xr_get_cq_event(ctx->channel, &ev_cq, NULL);
+	if (ret) {
+		fprintf(stderr, "%s: waiting for a CQ event: %s\n", ctx->prog, strerror(-ret));
+		return 1;
+	}
+	xr_ack_cq_events(ev_cq, 1);
+	ret = xr_req_notify_cq(ev_cq, 0);
+	if (ret) {
+		fprintf(stderr, "%s: couldn't request CQ notification: %s\n", ctx->prog,
+			strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * After an empty poll: -1, having said why, once a stop signal came or the
+ * deadline (timeout_ms after the start) passed; the caller then says what it
+ * was waiting for. Else spins as rdma-core's examples do (each empty poll
+ * drives the engine), yielding now and then so a busy small machine still
+ * schedules everyone.
+ */
+static int pp_idle(const struct pp_ctx *ctx, int64_t deadline, int64_t timeout_ms,
+		   unsigned int *idle_polls)
+{
+	if (tool_stop_signal) {
+		fprintf(stderr, "%s: interrupted by signal %d\n", ctx->prog, (int)tool_stop_signal);
+		return -1;
+	}
+	if (tool_now_ms() >= deadline) {
+		fprintf(stderr, "%s: timed out after %" PRId64 " s\n", ctx->prog,
+			timeout_ms / 1000);
+		return -1;
+	}
+	if (++*idle_polls % SPIN_POLLS_BEFORE_YIELD == 0)
+		sched_yield();
+	return 0;
+}
+
 static int pp_run_loop(struct pp_ctx *ctx, const struct pp_options *o, struct pp_loop_state *st)
 {
 	int64_t timeout_ms = LOOP_BASE_TIMEOUT_MS + (int64_t)o->iters * LOOP_PER_ITER_MS;
@@ -728,24 +887,12 @@ static int pp_run_loop(struct pp_ctx *ctx, const struct pp_options *o, struct pp
 
 		if (o->use_events) {
 			/* As rdma-core's -e: sleep for the event, re-arm, then poll. */
-			struct xr_cq *ev_cq;
-			int ret = oob_wait_fd(ctx->channel->fd, POLLIN, deadline);
+			int ret = pp_await_cq_event(ctx, deadline);
 
-			if (!ret)
-				ret = xr_get_cq_event(ctx->channel, &ev_cq, NULL);
-			if (ret) {
-				fprintf(stderr, "%s: waiting for a CQ event: %s\n", ctx->prog,
-					strerror(-ret));
+			if (ret > 0)
 				pp_describe_wait(ctx, st, o->iters);
+			if (ret)
 				return -1;
-			}
-			xr_ack_cq_events(ev_cq, 1);
-			ret = xr_req_notify_cq(ev_cq, 0);
-			if (ret) {
-				fprintf(stderr, "%s: couldn't request CQ notification: %s\n",
-					ctx->prog, strerror(-ret));
-				return -1;
-			}
 			while ((ne = xr_poll_cq(ctx->cq, 2, wc)) > 0)
 				for (int i = 0; i < ne; i++)
 					if (pp_handle_wc(ctx, o, st, &wc[i]))
@@ -770,22 +917,10 @@ static int pp_run_loop(struct pp_ctx *ctx, const struct pp_options *o, struct pp
 			idle_polls = 0;
 			continue;
 		}
-		if (tool_stop_signal) {
-			fprintf(stderr, "%s: interrupted by signal %d\n", ctx->prog,
-				(int)tool_stop_signal);
+		if (pp_idle(ctx, deadline, timeout_ms, &idle_polls)) {
 			pp_describe_wait(ctx, st, o->iters);
 			return -1;
 		}
-		if (tool_now_ms() >= deadline) {
-			fprintf(stderr, "%s: timed out after %" PRId64 " s\n", ctx->prog,
-				timeout_ms / 1000);
-			pp_describe_wait(ctx, st, o->iters);
-			return -1;
-		}
-		/* Spin as rdma-core's examples do (each empty poll drives the engine),
-		 * yielding now and then so a busy small machine still schedules everyone. */
-		if (++idle_polls % SPIN_POLLS_BEFORE_YIELD == 0)
-			sched_yield();
 	}
 	return 0;
 }
@@ -829,10 +964,10 @@ static int pp_run(const struct pp_options *o)
 	pp_print_dest("local address: ", mine, k->local_gid_sep);
 
 	if (o->servername) {
-		if (pp_client_exchange(o, mine, remote))
+		if (pp_client_exchange(o, mine, remote, 1))
 			goto out;
 	} else {
-		int fd = pp_server_accept(o, remote);
+		int fd = pp_server_accept(o, remote, 1);
 
 		if (fd < 0)
 			goto out;
@@ -840,7 +975,7 @@ static int pp_run(const struct pp_options *o)
 			close(fd);
 			goto out;
 		}
-		if (pp_server_reply(o, fd, mine))
+		if (pp_server_reply(o, fd, mine, 1))
 			goto out;
 	}
 	pp_print_dest("remote address:", remote, ',');
@@ -880,7 +1015,7 @@ static int pp_main(const struct pp_kind *k, int argc, char **argv)
 	tool_catch_stop_signals();
 	srand48(getpid() * time(NULL));
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return pp_run(&o);
+	return k->run ? k->run(&o) : pp_run(&o);
 }
 
 #endif /* XROCE_PINGPONG_H */

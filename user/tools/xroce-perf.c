@@ -16,7 +16,10 @@
  * wait is bounded; any error completion makes the exit status 1. The QPs are
  * RC, or (-c) UC for SEND and WRITE, or UD for SEND, where -g sends to a
  * multicast group the receiver attached to; as perftest's, the receiving
- * side waits for every UC or UD message, so a lost one fails the run.
+ * side waits for every UC or UD message, so a lost one fails the run. With
+ * --use-srq (send tests) the receiving side's QPs (send_bw's server, both
+ * sides of send_lat) take their receives from one shared receive queue of
+ * -r entries, as perftest's.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -36,6 +39,9 @@
 /* After a short spin, an empty poll sleeps briefly so that engine threads get the cores. */
 #define SPIN_POLLS_BEFORE_SLEEP 256
 #define IDLE_SLEEP_NS 20000
+
+/* --use-srq, which has no letter. */
+#define OPT_USE_SRQ 0x100
 
 /* perftest's defaults and constants. */
 #define DEF_PORT 18515
@@ -118,6 +124,7 @@ struct options {
 	bool mcg;	   /* -g: UD SENDs to a multicast group */
 	bool mgid_set;	   /* -M */
 	union xr_gid mgid; /* -M's group */
+	bool use_srq;	   /* --use-srq */
 };
 
 struct perf_ctx {
@@ -128,6 +135,7 @@ struct perf_ctx {
 	struct xr_cq *send_cq;
 	struct xr_cq *recv_cq;
 	struct xr_qp **qps; /* o->num_qps of them, as the arrays below */
+	struct xr_srq *srq; /* --use-srq, on the receiving side: every QP's receives */
 	struct xr_ah **ahs; /* UD: where each QP sends */
 	uint8_t *buf;
 	size_t buff_size; /* one slot: each QP sends from one and is the target of another */
@@ -144,7 +152,8 @@ struct perf_ctx {
 	unsigned int rx_depth;
 	unsigned int cq_mod;
 	uint32_t max_inline;
-	unsigned int *recv_posted; /* per QP: receives posted in the current run */
+	unsigned int *recv_posted; /* per QP (SRQ: per QP's buffer): receives posted in the run */
+	uint64_t srq_posted;	   /* --use-srq: receives posted to the SRQ in the current run */
 	/* The message size, or with -a the largest: UD's is at most the MTU. */
 	uint64_t max_size;
 	union xr_gid mgid; /* -g: the group our QP receives from */
@@ -201,7 +210,11 @@ static void usage(void)
 	       "(default: the device's maximum)\n");
 	printf("  -t, --tx-depth=<dep>     send queue depth (default %d for bw, 1 for lat)\n",
 	       DEF_TX_DEPTH);
-	printf("  -r, --rx-depth=<dep>     receive queue depth (default %d)\n", DEF_RX_DEPTH);
+	printf("  -r, --rx-depth=<dep>     receive queue depth (default %d); with --use-srq, the "
+	       "SRQ's\n",
+	       DEF_RX_DEPTH);
+	printf("      --use-srq            the receiving side's QPs share one receive queue "
+	       "(send tests)\n");
 	printf("  -F, --CPU-freq           accepted for compatibility (no CPU frequency check)\n");
 }
 
@@ -262,6 +275,23 @@ static bool parse_mgid(const char *arg, union xr_gid *gid)
 	return true;
 }
 
+/*
+ * The receive queue depth, as perftest settles it: -r or 512, at most the
+ * iterations; UC and UD, whose lost SENDs nobody retries, with the default
+ * take a receive for every iteration, up to UC_MAX_RX.
+ */
+static unsigned int rx_depth_of(const struct options *o)
+{
+	unsigned int rx_depth = o->rx_depth ? o->rx_depth : DEF_RX_DEPTH;
+
+	if (rx_depth > o->iters)
+		rx_depth = o->iters;
+	/* perftest takes an explicit -r 512 for its default as well. */
+	if (o->conn != CONN_RC && rx_depth == DEF_RX_DEPTH)
+		rx_depth = o->iters < UC_MAX_RX ? o->iters : UC_MAX_RX;
+	return rx_depth;
+}
+
 /* Returns 0 to run, 1 for a usage error, 2 when usage was printed on request. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -283,6 +313,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {.name = "connection", .has_arg = 1, .val = 'c'},
 	    {.name = "mcg", .has_arg = 0, .val = 'g'},
 	    {.name = "MGID", .has_arg = 1, .val = 'M'},
+	    {.name = "use-srq", .has_arg = 0, .val = OPT_USE_SRQ},
 	    {.name = "help", .has_arg = 0, .val = 'h'},
 	    {0},
 	};
@@ -404,6 +435,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			o->mgid_set = true;
 			break;
+		case OPT_USE_SRQ:
+			o->use_srq = true;
+			break;
 		case 'h':
 			usage();
 			return 2;
@@ -473,6 +507,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (o->duration && o->all_sizes) {
 		fprintf(stderr, PROG ": -D and -a exclude each other\n");
+		return 1;
+	}
+	/* perftest's two refusals, with its words. */
+	if (o->use_srq && o->test->verb != VERB_SEND) {
+		fprintf(stderr, PROG ": Using SRQ only available in SEND tests\n");
+		return 1;
+	}
+	if (o->use_srq && o->num_qps > rx_depth_of(o)) {
+		fprintf(stderr,
+			PROG ": Using SRQ depth should be greater than number of QPs (-r %u, -q "
+			     "%u)\n",
+			rx_depth_of(o), o->num_qps);
 		return 1;
 	}
 	return 0;
@@ -763,12 +809,7 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 	if (!o->duration && ctx->tx_depth > o->iters)
 		ctx->tx_depth = o->iters;
 	ctx->cq_mod = ctx->tx_depth < DEF_CQ_MOD ? ctx->tx_depth : DEF_CQ_MOD;
-	ctx->rx_depth = o->rx_depth ? o->rx_depth : DEF_RX_DEPTH;
-	if (ctx->rx_depth > o->iters)
-		ctx->rx_depth = o->iters;
-	/* perftest takes an explicit -r 512 for its default as well. */
-	if (o->conn != CONN_RC && ctx->rx_depth == DEF_RX_DEPTH)
-		ctx->rx_depth = o->iters < UC_MAX_RX ? o->iters : UC_MAX_RX;
+	ctx->rx_depth = rx_depth_of(o);
 	if (ctx->tx_depth > dev_attr->max_qp_wr || ctx->rx_depth > dev_attr->max_qp_wr) {
 		fprintf(stderr, PROG ": queue depths %u/%u exceed the device's %u\n", ctx->tx_depth,
 			ctx->rx_depth, dev_attr->max_qp_wr);
@@ -825,6 +866,20 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 	init_attr.cap.max_send_wr = ctx->tx_depth;
 	init_attr.cap.max_recv_wr = verb == VERB_SEND ? ctx->rx_depth : 1;
 	init_attr.cap.max_recv_sge = 1;
+	/* As perftest: the side that receives (no send_bw client) has the SRQ, rx_depth deep. */
+	if (o->use_srq && (o->test->lat || !is_client(ctx))) {
+		struct xr_srq_init_attr srq_attr = {
+		    .attr = {.max_wr = ctx->rx_depth, .max_sge = 1}};
+
+		ctx->srq = xr_create_srq(ctx->pd, &srq_attr);
+		if (!ctx->srq) {
+			fprintf(stderr, PROG ": Couldn't create SRQ: %s\n", strerror(errno));
+			return -1;
+		}
+		init_attr.srq = ctx->srq;
+		init_attr.cap.max_recv_wr = 0;
+		init_attr.cap.max_recv_sge = 0;
+	}
 	/* Like perftest's latency tests: small messages go inline. */
 	if (o->test->lat && verb != VERB_READ && verb != VERB_ATOMIC &&
 	    max_size <= dev_attr->max_inline_data)
@@ -848,6 +903,8 @@ static void destroy_resources(struct perf_ctx *ctx)
 	for (unsigned int q = 0; ctx->qps && q < ctx->o->num_qps; q++)
 		if (ctx->qps[q] && (ret = xr_destroy_qp(ctx->qps[q])))
 			fprintf(stderr, PROG ": couldn't destroy QP: %s\n", strerror(-ret));
+	if (ctx->srq && (ret = xr_destroy_srq(ctx->srq)))
+		fprintf(stderr, PROG ": couldn't destroy SRQ: %s\n", strerror(-ret));
 	if (ctx->send_cq && (ret = xr_destroy_cq(ctx->send_cq)))
 		fprintf(stderr, PROG ": couldn't destroy CQ: %s\n", strerror(-ret));
 	if (ctx->recv_cq && (ret = xr_destroy_cq(ctx->recv_cq)))
@@ -1007,7 +1064,8 @@ static void print_test_info(const struct perf_ctx *ctx)
 		printf("                    %s\n", title);
 	printf(" Dual-port       : OFF\t\tDevice         : %s\n", o->ifname);
 	printf(" Number of qps   : %u\t\tTransport type : IB\n", o->num_qps);
-	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", conn_names[o->conn]);
+	printf(" Connection type : %s\t\tUsing SRQ      : %s\n", conn_names[o->conn],
+	       o->use_srq ? "ON" : "OFF");
 	if (is_client(ctx) || o->test->lat)
 		printf(" TX depth        : %u\n", ctx->tx_depth);
 	if (o->test->verb == VERB_SEND && (!is_client(ctx) || o->test->lat))
@@ -1169,7 +1227,9 @@ static int wait_one(struct perf_ctx *ctx, struct xr_cq *cq, struct xr_wc *wc, in
 /*
  * Receives of size-byte messages into QP q's target slot; their wr_id names
  * the QP. A UD receive, as perftest's, also takes the GRH, in the 40 bytes
- * before the slot's second cache line, where the payload starts.
+ * before the slot's second cache line, where the payload starts. With an
+ * SRQ, as perftest's, they go to the SRQ: their wr_id then names the QP
+ * whose slot they fill, and whichever QP takes one completes it.
  */
 static int post_recvs(struct perf_ctx *ctx, unsigned int q, unsigned int n, uint64_t size)
 {
@@ -1181,15 +1241,44 @@ static int post_recvs(struct perf_ctx *ctx, unsigned int q, unsigned int n, uint
 	struct xr_recv_wr wr = {.wr_id = q, .sg_list = &sge, .num_sge = 1}, *bad_wr;
 
 	for (unsigned int i = 0; i < n; i++) {
-		int ret = xr_post_recv(ctx->qps[q], &wr, &bad_wr);
+		int ret = ctx->srq ? xr_post_srq_recv(ctx->srq, &wr, &bad_wr)
+				   : xr_post_recv(ctx->qps[q], &wr, &bad_wr);
 
 		if (ret) {
-			fprintf(stderr, PROG ": couldn't post receive: %s\n", strerror(-ret));
+			fprintf(stderr, PROG ": couldn't post receive%s: %s\n",
+				ctx->srq ? " to the SRQ" : "", strerror(-ret));
 			return -1;
 		}
 		ctx->recv_posted[q]++;
+		ctx->srq_posted++;
 	}
 	return 0;
+}
+
+/* The receives of a run start: rx_depth per QP, or with an SRQ rx_depth shared out evenly. */
+static int post_first_recvs(struct perf_ctx *ctx, uint64_t size)
+{
+	unsigned int n = ctx->srq ? ctx->rx_depth / ctx->o->num_qps : ctx->rx_depth;
+
+	ctx->srq_posted = 0;
+	for (unsigned int q = 0; q < ctx->o->num_qps; q++) {
+		ctx->recv_posted[q] = 0;
+		if (post_recvs(ctx, q, n, size))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Whether the receive that just completed into QP q's slot is posted again:
+ * while QP q expects more, or with an SRQ while the QPs together do (as
+ * many receives posted as messages come in the run, none left over).
+ */
+static bool repost_recv(const struct perf_ctx *ctx, unsigned int q)
+{
+	if (ctx->srq)
+		return ctx->srq_posted < ctx->o->iters * ctx->o->num_qps;
+	return ctx->recv_posted[q] < ctx->o->iters;
 }
 
 /* A receive completion's byte count: a UD one counts its GRH. */
@@ -1456,7 +1545,7 @@ static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_b
 			last = now_us();
 			if (!rcnt++)
 				first = last;
-			if (ctx->recv_posted[q] < iters && post_recvs(ctx, q, 1, size))
+			if (repost_recv(ctx, q) && post_recvs(ctx, q, 1, size))
 				return -1;
 		}
 		if (ne) {
@@ -1478,12 +1567,7 @@ static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_b
 /* Receives on every QP for one send_bw run, before the barrier that lets the client start. */
 static int prepare_send_bw_server(struct perf_ctx *ctx, uint64_t size)
 {
-	for (unsigned int q = 0; q < ctx->o->num_qps; q++) {
-		ctx->recv_posted[q] = 0;
-		if (post_recvs(ctx, q, ctx->rx_depth, size))
-			return -1;
-	}
-	return 0;
+	return post_first_recvs(ctx, size);
 }
 
 static int run_bw(struct perf_ctx *ctx)
@@ -1602,7 +1686,7 @@ static int run_send_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 				return -1;
 			}
 			rcnt++;
-			if (ctx->recv_posted[0] < iters && post_recvs(ctx, 0, 1, size))
+			if (repost_recv(ctx, 0) && post_recvs(ctx, 0, 1, size))
 				return -1;
 		}
 		if (scnt < iters) {
@@ -1648,11 +1732,8 @@ static int run_lat(struct perf_ctx *ctx)
 	double *samples = NULL;
 	int ret = -1;
 
-	if (verb == VERB_SEND) {
-		ctx->recv_posted[0] = 0;
-		if (post_recvs(ctx, 0, ctx->rx_depth, size))
-			return -1;
-	}
+	if (verb == VERB_SEND && post_first_recvs(ctx, size))
+		return -1;
 	if (barrier(ctx, EXCHANGE_TIMEOUT_MS, "before the run"))
 		return -1;
 	/* Like perftest, a passive latency server prints no table at all. */
@@ -1692,12 +1773,9 @@ static int run_lat(struct perf_ctx *ctx)
 		 * As perftest's send_lat -a: the peer sends the next size only
 		 * once our receives are posted, which UC and UD depend on.
 		 */
-		if (verb == VERB_SEND) {
-			ctx->recv_posted[0] = 0;
-			if (post_recvs(ctx, 0, ctx->rx_depth, size) ||
-			    barrier(ctx, EXCHANGE_TIMEOUT_MS, "before a size"))
-				goto out;
-		}
+		if (verb == VERB_SEND && (post_first_recvs(ctx, size) ||
+					  barrier(ctx, EXCHANGE_TIMEOUT_MS, "before a size")))
+			goto out;
 	}
 	ret = 0;
 out:
