@@ -19,7 +19,9 @@
  *            and STARVE_MS more have passed: the SRQ is empty while messages
  *            wait, every time, so the server answers RNR NAKs
  *            (test_srq_e2e.sh checks both engines' counters) and the senders
- *            retry (rnr_retry 7, min_rnr_timer 10 us);
+ *            retry (rnr_retry 7, min_rnr_timer 10 us); the SRQ limit
+ *            (SRQ_LIMIT) is armed after each filling and must raise
+ *            SRQ_LIMIT_REACHED exactly once per arming;
  *   resized  the SRQ grown (xr_modify_srq) to SRQ_LARGE with SRQ_SMALL
  *            receives posted, then filled to NUM_QPS x WINDOW: the posted
  *            ones kept, xr_query_srq reporting the new size; each buffer is
@@ -34,6 +36,7 @@
  * completions as it posted receives (one per message), and none more in the
  * QUIET_MS after the last.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 
 #include "e2e_common.h"
@@ -47,6 +50,7 @@
 #define TOTAL_MSGS (NUM_QPS * MSGS_PER_QP)
 #define WINDOW 8
 #define SRQ_SMALL 16
+#define SRQ_LIMIT 4 /* starved: armed after each filling */
 #define SRQ_LARGE 256
 #define RECV_SLOTS SRQ_LARGE
 /* HELLO: path MTU code, first PSN, then NUM_QPS QPNs (QP i's first PSN is PSN + i * PSN_STEP). */
@@ -99,6 +103,8 @@ struct e2e_ctx {
 	/* starved: the checked buffers waiting for the SRQ to run empty, and how often it did. */
 	uint32_t idle_slots[RECV_SLOTS], n_idle;
 	uint32_t starvations;
+	/* starved: the SRQ limit armed after each filling, and the events it raised. */
+	uint32_t armings, limit_events;
 };
 
 static uint32_t qp_psn(uint32_t first, int q)
@@ -253,6 +259,38 @@ static bool query_max_wr(struct e2e_ctx *c, uint32_t expected, struct report *r)
 	return true;
 }
 
+/* Arms the SRQ limit: one SRQ_LIMIT_REACHED once fewer than SRQ_LIMIT are posted. */
+static bool arm_limit(struct e2e_ctx *c, struct report *r)
+{
+	struct xr_srq_attr attr = {.srq_limit = SRQ_LIMIT};
+	int ret = xr_modify_srq(c->srq, &attr, XR_SRQ_LIMIT);
+
+	if (ret) {
+		report_fail(r, "xr_modify_srq(srq_limit %d): %s", SRQ_LIMIT, strerror(-ret));
+		return false;
+	}
+	c->armings++;
+	return true;
+}
+
+/* Takes the asynchronous events queued (the fd is non-blocking): counts the SRQ's limit events. */
+static bool take_events(struct e2e_ctx *c, struct report *r)
+{
+	struct xr_async_event ev;
+
+	while (xr_get_async_event(c->port.dev, &ev) == 0) {
+		bool ours = ev.event_type == XR_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == c->srq;
+
+		xr_ack_async_event(&ev);
+		if (!ours) {
+			report_fail(r, "an unexpected asynchronous event, type %d", ev.event_type);
+			return false;
+		}
+		c->limit_events++;
+	}
+	return true;
+}
+
 static bool stream_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 			   struct e2e_target *t, struct report *r)
 {
@@ -266,6 +304,7 @@ static bool stream_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx
 	memset(c->next_seq, 0, sizeof(c->next_seq));
 	memset(c->slot_busy, 0, sizeof(c->slot_busy));
 	c->n_idle = c->starvations = 0;
+	c->armings = c->limit_events = 0;
 	if (tc->kind == CASE_RESIZED) {
 		/* Grown with SRQ_SMALL posted: those stay, and the rest fit after them. */
 		for (uint32_t i = 0; i < SRQ_SMALL; i++)
@@ -284,7 +323,7 @@ static bool stream_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx
 	for (uint32_t i = c->posted; i < first; i++)
 		if (!post_slot(c, i, r))
 			return false;
-	return true;
+	return tc->kind != CASE_STARVED || arm_limit(c, r);
 }
 
 static ssize_t first_mismatch(const uint8_t *data, uint32_t seed, size_t len)
@@ -316,7 +355,7 @@ static bool recycle_slot(struct e2e_ctx *c, const struct e2e_case *tc, uint32_t 
 		if (c->posted < TOTAL_MSGS && !post_slot(c, c->idle_slots[i], r))
 			return false;
 	c->n_idle = 0;
-	return true;
+	return arm_limit(c, r);
 }
 
 /* One receive completion: the next message of the QP it names, whole and exact. */
@@ -412,18 +451,26 @@ static void stream_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx, 
 		for (int i = 0; i < ne; i++)
 			if (!check_one(c, tc, idx, &wc[i], r))
 				return;
+		if (!take_events(c, r))
+			return;
 	}
 	if (c->posted != TOTAL_MSGS) {
 		report_fail(r, "%u receives posted for %d messages", c->posted, TOTAL_MSGS);
 		return;
 	}
-	if (!expect_quiet(c->recv_cq, QUIET_MS, r, "extra receive"))
+	if (!expect_quiet(c->recv_cq, QUIET_MS, r, "extra receive") || !take_events(c, r))
 		return;
+	if (c->limit_events != c->armings) {
+		report_fail(r, "the SRQ limit was armed %u times and fired %u times", c->armings,
+			    c->limit_events);
+		return;
+	}
 	report_ok(r,
 		  "%d messages on %d QPs, each once, in order, byte-exact; %u receives posted "
-		  "to an SRQ of %u (empty %u times), %u completed, none more; %" PRId64 " ms",
+		  "to an SRQ of %u (empty %u times), %u completed, none more; SRQ_LIMIT_REACHED "
+		  "%u times for %u armings; %" PRId64 " ms",
 		  TOTAL_MSGS, NUM_QPS, c->posted, tc->size, c->starvations, c->completed,
-		  tool_now_ms() - start);
+		  c->limit_events, c->armings, tool_now_ms() - start);
 }
 
 static const struct e2e_case_ops case_ops[] = {
@@ -508,6 +555,12 @@ static int setup(struct e2e_ctx *c, const struct e2e_args *args)
 		c->srq = xr_create_srq(c->port.pd, &srq_init);
 		if (!c->srq) {
 			fprintf(stderr, PROG ": couldn't create the SRQ: %s\n", strerror(errno));
+			return -1;
+		}
+		/* Limit events are taken between completions, never waited for. */
+		if (fcntl(xr_async_fd(c->port.dev), F_SETFL,
+			  fcntl(xr_async_fd(c->port.dev), F_GETFL) | O_NONBLOCK)) {
+			fprintf(stderr, PROG ": async fd: %s\n", strerror(errno));
 			return -1;
 		}
 		if (srq_init.attr.max_wr != SRQ_SMALL) {
