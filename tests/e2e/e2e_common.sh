@@ -16,6 +16,7 @@
 # e2e_attach_both       `xroce attach` on VETH_A in NETNS_A and VETH_B in
 #                       NETNS_B, or fail.
 # e2e_stop_pid PID      stops PID (if not empty) and reaps it.
+# e2e_stat NS DEV NAME  one counter of DEV's `xroce stats` in NS ($xroce).
 # e2e_show_logs [LABEL] prints $logdir/server.log and client.log indented.
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
 #                       $roce_port (netns_run_pair); both must exit 0, find a
@@ -55,6 +56,10 @@ e2e_stop_pid() {
 	[ -n "$1" ] || return 0
 	kill "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
+}
+
+e2e_stat() {
+	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
 }
 
 e2e_cleanup() {

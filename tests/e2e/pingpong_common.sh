@@ -42,6 +42,3 @@ check_output() {
 	done
 }
 
-stat() {
-	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
-}

@@ -18,23 +18,12 @@ iters=50
 
 # shellcheck source=tests/e2e/e2e_common.sh
 source tests/e2e/e2e_common.sh
+# shellcheck source=tests/e2e/perf_common.sh
+source tests/e2e/perf_common.sh
 e2e_init test_perf "$perf" "$xroce"
 
 netns_pair prf "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
-
-# A bandwidth line "SIZE ITERS PEAK AVG RATE" with a non-zero average and
-# message rate, or a latency line "SIZE ITERS MIN MAX TYPICAL AVG ..." with a
-# non-zero typical and average latency.
-result_ok() {
-	local log=$1 size=$2 kind=$3 total=$4
-	awk -v size="$size" -v iters="$total" -v kind="$kind" '
-		$1 == size && $2 == iters && NF >= 5 {
-			if (kind == "bw" && $4 > 0 && $5 > 0) ok = 1
-			if (kind == "lat" && NF >= 9 && $5 > 0 && $6 > 0) ok = 1
-		}
-		END { exit !ok }' "$log"
-}
 
 # The number of QPs that OPTIONS ask for with -q (1 without it).
 qps_of() {
@@ -75,9 +64,9 @@ run() {
 		e2e_show_logs
 		fail "$test $*: server exit $server_status, client exit $client_status"
 	fi
-	if ! result_ok "$logdir/client.log" "$size" "$kind" "$total" ||
+	if ! perf_result_ok "$logdir/client.log" "$size" "$kind" "$total" ||
 		{ [ "$server_measures" = yes ] &&
-			! result_ok "$logdir/server.log" "$size" "$kind" "$total"; }; then
+			! perf_result_ok "$logdir/server.log" "$size" "$kind" "$total"; }; then
 		e2e_show_logs
 		fail "$test $*: no sane result line for $size bytes x $total"
 	fi

@@ -26,26 +26,12 @@ iters=200
 
 # shellcheck source=tests/e2e/e2e_common.sh
 source tests/e2e/e2e_common.sh
+# shellcheck source=tests/e2e/perf_common.sh
+source tests/e2e/perf_common.sh
 e2e_init test_perf_srq "$perf" "$xroce"
 
 netns_pair psr "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
-
-stat() {
-	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
-}
-
-# result_ok LOG SIZE KIND TOTAL: a bandwidth line "SIZE TOTAL PEAK AVG RATE"
-# with a non-zero average and rate, or a latency line with a non-zero typical
-# and average latency.
-result_ok() {
-	awk -v size="$2" -v iters="$4" -v kind="$3" '
-		$1 == size && $2 == iters && NF >= 5 {
-			if (kind == "bw" && $4 > 0 && $5 > 0) ok = 1
-			if (kind == "lat" && NF >= 9 && $5 > 0 && $6 > 0) ok = 1
-		}
-		END { exit !ok }' "$1"
-}
 
 # run TEST SIZE KIND CLIENT_SRQ [OPTIONS...]: the server with --use-srq and
 # OPTIONS, the client with OPTIONS and --use-srq when CLIENT_SRQ is ON.
@@ -80,12 +66,12 @@ run() {
 	for side in server client; do
 		[ "$kind" = bw ] && [ $side = client ] && [ "$test" = send_bw ] || [ "$kind" = lat ] ||
 			[ "$test" = send_bw ] || continue
-		if ! result_ok "$logdir/$side.log" "$size" "$kind" $total; then
+		if ! perf_result_ok "$logdir/$side.log" "$size" "$kind" $total; then
 			e2e_show_logs
 			fail "$test $*: the $side has no sane result line for $size bytes x $total"
 		fi
 	done
-	echo "ok: $test --use-srq $*${client_srq/ON/}: $(awk -v s="$size" -v n=$total '$1 == s && $2 == n' "$logdir/server.log" |
+	echo "ok: $test --use-srq $*$([ "$client_srq" = OFF ] && echo " (the client without it)"): $(awk -v s="$size" -v n=$total '$1 == s && $2 == n' "$logdir/server.log" |
 		head -n 1 | tr -s ' \t' ' ')"
 }
 
@@ -96,7 +82,7 @@ run send_bw 65536 bw ON -x 1 -s 65536 -q 4
 run send_bw 4096 bw ON -x 1 -s 4096 -q 16 -r 16
 # Whether 16 receives ran out depends on how fast the server reposts: shown, not required
 # (srq_e2e starves its SRQ on purpose).
-echo "    RNR NAKs so far: the server sent $(stat "$NETNS_A" "$VETH_A" engine_rnr_naks_tx), the client received $(stat "$NETNS_B" "$VETH_B" engine_rnr_naks_rx)"
+echo "    RNR NAKs so far: the server sent $(e2e_stat "$NETNS_A" "$VETH_A" engine_rnr_naks_tx), the client received $(e2e_stat "$NETNS_B" "$VETH_B" engine_rnr_naks_rx)"
 run send_bw 1024 bw ON -x 1 -c UD -s 1024
 run send_bw 4096 bw ON -x 1 -c UC -s 4096
 run send_lat 64 lat ON -x 1 -s 64
@@ -114,7 +100,7 @@ wait "$server_pid" || server_status=$?
 server_pid=""
 for size in 2 4 8 16 32 64 128 256 512 1024; do
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] ||
-		! result_ok "$logdir/server.log" $size bw 50 || ! result_ok "$logdir/client.log" $size bw 50; then
+		! perf_result_ok "$logdir/server.log" $size bw 50 || ! perf_result_ok "$logdir/client.log" $size bw 50; then
 		e2e_show_logs
 		fail "send_bw -c UD -a --use-srq: server exit $server_status, client exit $client_status, or no result line for $size bytes"
 	fi

@@ -23,22 +23,16 @@ iters=50
 
 # shellcheck source=tests/e2e/e2e_common.sh
 source tests/e2e/e2e_common.sh
+# shellcheck source=tests/e2e/perf_common.sh
+source tests/e2e/perf_common.sh
 e2e_init test_perf_ud_uc "$perf" "$xroce"
 
 netns_pair pud "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
 
-# result_ok LOG SIZE KIND [TOTAL]: a bandwidth line "SIZE TOTAL PEAK AVG
-# RATE" with a non-zero average and rate, or a latency line with a non-zero
-# typical and average latency; TOTAL is the iterations of all QPs (default
-# $iters).
+# result_ok LOG SIZE KIND [TOTAL]: perf_result_ok with TOTAL $iters by default.
 result_ok() {
-	awk -v size="$2" -v iters="${4:-$iters}" -v kind="$3" '
-		$1 == size && $2 == iters && NF >= 5 {
-			if (kind == "bw" && $4 > 0 && $5 > 0) ok = 1
-			if (kind == "lat" && NF >= 9 && $5 > 0 && $6 > 0) ok = 1
-		}
-		END { exit !ok }' "$1"
+	perf_result_ok "$1" "$2" "$3" "${4:-$iters}"
 }
 
 # The GID line perftest prints for the 16 bytes of a colon-separated group.

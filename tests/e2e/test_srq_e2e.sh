@@ -28,11 +28,8 @@ e2e_attach_both
 # Receiver (the SRQ) in A, sender in B.
 e2e_run_cases 240
 
-stat() {
-	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
-}
-rnr_tx=$(stat "$NETNS_A" "$VETH_A" engine_rnr_naks_tx)
-rnr_rx=$(stat "$NETNS_B" "$VETH_B" engine_rnr_naks_rx)
+rnr_tx=$(e2e_stat "$NETNS_A" "$VETH_A" engine_rnr_naks_tx)
+rnr_rx=$(e2e_stat "$NETNS_B" "$VETH_B" engine_rnr_naks_rx)
 [ -n "$rnr_tx" ] && [ "$rnr_tx" -gt 0 ] ||
 	fail "the receiver's engine_rnr_naks_tx is '$rnr_tx': the starved SRQ sent no RNR NAK"
 [ -n "$rnr_rx" ] && [ "$rnr_rx" -gt 0 ] ||
@@ -40,7 +37,7 @@ rnr_rx=$(stat "$NETNS_B" "$VETH_B" engine_rnr_naks_rx)
 echo "ok   RNR NAKs while the SRQ was empty: $rnr_tx sent by the receiver, $rnr_rx received by the sender"
 for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 	for counter in drop_unknown_qp engine_rx_unknown_qp; do
-		value=$(stat "${end%%:*}" "${end#*:}" $counter)
+		value=$(e2e_stat "${end%%:*}" "${end#*:}" $counter)
 		[ "$value" = 0 ] || fail "${end#*:}: $counter is '$value', expected 0"
 	done
 done

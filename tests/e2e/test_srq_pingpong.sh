@@ -65,10 +65,10 @@ check_engines() {
 	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 		ns=${end%%:*} dev=${end#*:}
 		for counter in engine_rx_malformed drop_bad_length drop_bad_icrc; do
-			value=$(stat "$ns" "$dev" $counter)
+			value=$(e2e_stat "$ns" "$dev" $counter)
 			[ "$value" = 0 ] || fail "'$1': $dev: $counter is '$value', expected 0"
 		done
-		info+=" $dev $(stat "$ns" "$dev" engine_rnr_naks_tx)/$(stat "$ns" "$dev" drop_unknown_qp)"
+		info+=" $dev $(e2e_stat "$ns" "$dev" engine_rnr_naks_tx)/$(e2e_stat "$ns" "$dev" drop_unknown_qp)"
 	done
 	echo "RNR NAKs sent/frames for no QP:$info"
 }

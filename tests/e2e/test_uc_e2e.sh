@@ -57,11 +57,6 @@ echo "seed $seed (SEED=$seed reproduces the impairments)"
 # The receiver's list of messages (uc_e2e.c); the client ignores it.
 export UC_E2E_MESSAGES=$logdir/messages
 
-# stat NS DEV COUNTER: one counter of `xroce stats`.
-stat() {
-	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
-}
-
 # account: joins the receiver's list of messages with the middlebox's log;
 # prints "KEY VALUE" pairs: messages packets reported missing broken
 # reported_broken missing_clean first_lost entirely_lost unknown_drops
@@ -150,24 +145,24 @@ uc_run() {
 	[ "$mb_roce" = "$(acct packets)" ] && [ "$(mb_qp b2a "$qpn" requests)" = "$mb_roce" ] &&
 		[ "$(mb_qp b2a "$qpn" retransmits)" = 0 ] ||
 		fail "$name: the sender sent $mb_roce frames, $(mb_qp b2a "$qpn" requests) UC requests to QP $qpn ($(mb_qp b2a "$qpn" retransmits) at or below a PSN seen before), expected each of the $(acct packets) packets once"
-	tx=$(stat "$NETNS_B" "$VETH_B" engine_tx_frames)
-	[ "$tx" = "$(acct packets)" ] && [ "$(stat "$NETNS_B" "$VETH_B" engine_retransmits)" = 0 ] ||
+	tx=$(e2e_stat "$NETNS_B" "$VETH_B" engine_tx_frames)
+	[ "$tx" = "$(acct packets)" ] && [ "$(e2e_stat "$NETNS_B" "$VETH_B" engine_retransmits)" = 0 ] ||
 		fail "$name: the sender's engine sent $tx frames, expected $(acct packets), none retransmitted"
 	[ "$(acct unknown_drops)" = 0 ] && [ "$(acct bad_opcodes)" = 0 ] ||
 		fail "$name: of the dropped frames, $(acct unknown_drops) had no message's PSN and $(acct bad_opcodes) not the UC opcode of their place"
-	rx=$(stat "$NETNS_A" "$VETH_A" engine_rx_frames)
+	rx=$(e2e_stat "$NETNS_A" "$VETH_A" engine_rx_frames)
 	through=$((mb_roce - mb_dropped + mb_dups - $(acct dup_held)))
 	[ "$rx" = "$through" ] ||
 		fail "$name: the receiver's engine received $rx frames; the middlebox let $through through ($mb_roce - $mb_dropped dropped + $mb_dups duplicated - $(acct dup_held) of those held back and sent once)"
 	for counter in engine_rx_malformed engine_rx_bad_icrc engine_rx_unknown_qp engine_rx_bad_state \
 		drop_bad_length drop_unknown_qp drop_qp_state dups_answered; do
-		[ "$(stat "$NETNS_A" "$VETH_A" $counter)" = 0 ] ||
-			fail "$name: the receiver's $counter is $(stat "$NETNS_A" "$VETH_A" $counter), expected 0"
+		[ "$(e2e_stat "$NETNS_A" "$VETH_A" $counter)" = 0 ] ||
+			fail "$name: the receiver's $counter is $(e2e_stat "$NETNS_A" "$VETH_A" $counter), expected 0"
 	done
 	# Nothing reported that cannot have arrived whole.
 	[ "$(acct reported_broken)" = 0 ] ||
 		fail "$name: $(acct reported_broken) messages were reported although the middlebox dropped a packet of theirs"
-	uc_dropped=$(stat "$NETNS_A" "$VETH_A" engine_uc_dropped_msgs)
+	uc_dropped=$(e2e_stat "$NETNS_A" "$VETH_A" engine_uc_dropped_msgs)
 	started=$(($(acct missing) - $(acct first_lost)))
 	[ "$uc_dropped" -ge $((started - 1)) ] ||
 		fail "$name: engine_uc_dropped_msgs is $uc_dropped; $started messages not reported had their first packet delivered (at least $((started - 1)) must have been given up)"
@@ -204,8 +199,8 @@ echo "ok   impaired: $(mb_dir b2a dropped) frames dropped, $(mb_dir b2a duplicat
 netns_check_stats "$NETNS_A:$VETH_A" >"$logdir/stats" || fail "$(tail -n 1 "$logdir/stats")"
 for counter in redirected drop_truncated drop_bad_tver drop_bad_opcode drop_bad_length \
 	drop_unknown_qp drop_qp_state engine_rx_frames; do
-	[ "$(stat "$NETNS_B" "$VETH_B" $counter)" = 0 ] ||
-		fail "the sender's $counter is $(stat "$NETNS_B" "$VETH_B" $counter), expected 0 (UC sends nothing back)"
+	[ "$(e2e_stat "$NETNS_B" "$VETH_B" $counter)" = 0 ] ||
+		fail "the sender's $counter is $(e2e_stat "$NETNS_B" "$VETH_B" $counter), expected 0 (UC sends nothing back)"
 done
 echo "ok   the receiver's XDP dropped nothing as malformed; the sender's saw no RoCE frame"
 echo "test_uc_e2e: PASS"

@@ -46,7 +46,7 @@ check_frames() {
 	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 		ns=${end%%:*} dev=${end#*:}
 		for counter in engine_tx_frames engine_rx_frames; do
-			value=$(stat "$ns" "$dev" $counter)
+			value=$(e2e_stat "$ns" "$dev" $counter)
 			[ "$value" = "$2" ] ||
 				fail "'$1': $dev: $counter is '$value', expected $2 (the packets of $iters messages)"
 		done
@@ -54,7 +54,7 @@ check_frames() {
 			engine_seq_naks_tx engine_dup_requests engine_rx_malformed engine_rx_unknown_qp \
 			engine_rx_bad_state engine_rx_bad_icrc engine_rx_no_recv drop_bad_length \
 			drop_unknown_qp drop_qp_state drop_bad_icrc dups_answered acks_absorbed; do
-			value=$(stat "$ns" "$dev" $counter)
+			value=$(e2e_stat "$ns" "$dev" $counter)
 			[ "$value" = 0 ] || fail "'$1': $dev: $counter is '$value', expected 0"
 		done
 	done
@@ -93,8 +93,8 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 sleep 1
-dropped=$(stat "$NETNS_A" "$VETH_A" engine_uc_dropped_msgs)
-received=$(stat "$NETNS_A" "$VETH_A" engine_rx_frames)
+dropped=$(e2e_stat "$NETNS_A" "$VETH_A" engine_uc_dropped_msgs)
+received=$(e2e_stat "$NETNS_A" "$VETH_A" engine_rx_frames)
 kill -TERM "$client_pid" "$server_pid" 2>/dev/null
 client_status=0 server_status=0
 wait "$client_pid" || client_status=$?

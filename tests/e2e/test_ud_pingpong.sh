@@ -50,13 +50,13 @@ check_frames() {
 	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 		ns=${end%%:*} dev=${end#*:}
 		for counter in engine_tx_frames engine_rx_frames; do
-			value=$(stat "$ns" "$dev" $counter)
+			value=$(e2e_stat "$ns" "$dev" $counter)
 			[ "$value" = "$iters" ] ||
 				fail "'$1': $dev: $counter is '$value', expected $iters (one frame per message)"
 		done
 		for counter in engine_rx_bad_qkey engine_rx_no_recv engine_rx_malformed \
 			engine_retransmits drop_bad_length drop_unknown_qp drop_qp_state; do
-			value=$(stat "$ns" "$dev" $counter)
+			value=$(e2e_stat "$ns" "$dev" $counter)
 			[ "$value" = 0 ] || fail "'$1': $dev: $counter is '$value', expected 0"
 		done
 	done
