@@ -327,6 +327,8 @@ struct xr_qp_impl {
 	struct xr_rwqe srq_wqe;
 	bool srq_wqe_held;
 	bool comm_established; /* COMM_EST raised: a packet came in RTR */
+	/* The error the receive in progress ended with, not yet reported (CQ full) */
+	enum xr_wc_status recv_error;
 	/* SQD: requests started before still go out; SQ_DRAINED once all are acknowledged */
 	bool sq_draining, sqd_notify;
 	uint32_t async_unacked; /* asynchronous events taken and not acknowledged */

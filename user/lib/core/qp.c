@@ -288,6 +288,7 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->rq_head = qp->rq_tail = 0;
 	qp->srq_wqe_held = false; /* RESET removes the QP's WQEs without completions */
 	qp->comm_established = false;
+	qp->recv_error = XR_WC_SUCCESS;
 	qp->tx_idx = qp->tx_pkt = 0;
 	qp->retry_deadline = qp->rnr_deadline = 0;
 	qp->msn = 0;
@@ -553,12 +554,13 @@ void xr_qp_flush(struct xr_qp_impl *qp)
 	while ((qp->srq ? qp->srq_wqe_held : qp->rq_tail != qp->rq_head) && !xr_cq_full(qp->rcq)) {
 		struct xr_rwqe *r = xr_recv_wqe(qp);
 		struct xr_wc wc = {.wr_id = r->wr_id,
-				   .status = XR_WC_WR_FLUSH_ERR,
+				   .status = qp->recv_error ? qp->recv_error : XR_WC_WR_FLUSH_ERR,
 				   .opcode = XR_WC_RECV,
 				   .qp_num = qp->pub.qp_num};
 
 		xr_cq_push(qp->rcq, &wc, false);
 		xr_recv_consumed(qp);
+		qp->recv_error = XR_WC_SUCCESS;
 	}
 	qp->recv_active = false;
 	qp->write_active = false;

@@ -53,7 +53,11 @@ static void send_nak(struct xr_qp_impl *qp, uint8_t code, uint32_t psn)
 static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 		  enum xr_wc_status recv_status)
 {
-	if (recv_status != XR_WC_SUCCESS && xr_recv_ready(qp)) {
+	if (recv_status != XR_WC_SUCCESS && xr_recv_ready(qp) && xr_cq_full(qp->rcq)) {
+		/* No room to report it now: the flush in ERR reports it first, with this status. */
+		xr_recv_wqe(qp);
+		qp->recv_error = recv_status;
+	} else if (recv_status != XR_WC_SUCCESS && xr_recv_ready(qp)) {
 		struct xr_rwqe *r = xr_recv_wqe(qp);
 		struct xr_wc wc = {.wr_id = r->wr_id,
 				   .status = recv_status,
@@ -98,7 +102,8 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	struct xr_rwqe *r;
 
 	if (f & XR_OPF_FIRST) {
-		if (qp->recv_active) {
+		/* A new message while another is under way, SEND or WRITE, breaks the sequence. */
+		if (qp->recv_active || qp->write_active) {
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
