@@ -520,16 +520,20 @@ static void check_layout_variants(struct group *g)
 		      "%s frame %u + 16 bytes of Ethernet padding: %s", gd->file, gd->number,
 		      xr_parse_result_str(r));
 
-		memcpy(f, gd->data, 12);
-		f[12] = 0x81, f[13] = 0x00, f[14] = 0x00, f[15] = 0x05; /* 802.1Q, VLAN 5 */
-		memcpy(f + 16, gd->data + 12, gd->len - 12);
-		r = xr_pkt_parse(f, gd->len + 4, &q);
-		check(g,
-		      r == XR_PARSE_OK && q.l3_off == p->l3_off + 4 && q.opcode == p->opcode &&
-			  q.psn == p->psn && q.dqpn == p->dqpn && q.payload_len == p->payload_len &&
-			  xr_pkt_icrc_ok(&q),
-		      "%s frame %u with a VLAN tag: %s", gd->file, gd->number,
-		      xr_parse_result_str(r));
+		/* One tag, 802.1Q or 802.1ad (S-tag): as the XDP program takes them. */
+		for (int tpid = 0; tpid < 2; tpid++) {
+			memcpy(f, gd->data, 12);
+			f[12] = tpid ? 0x88 : 0x81, f[13] = tpid ? 0xa8 : 0x00;
+			f[14] = 0x00, f[15] = 0x05; /* VLAN 5 */
+			memcpy(f + 16, gd->data + 12, gd->len - 12);
+			r = xr_pkt_parse(f, gd->len + 4, &q);
+			check(g,
+			      r == XR_PARSE_OK && q.l3_off == p->l3_off + 4 &&
+				  q.opcode == p->opcode && q.psn == p->psn && q.dqpn == p->dqpn &&
+				  q.payload_len == p->payload_len && xr_pkt_icrc_ok(&q),
+			      "%s frame %u with an %s tag: %s", gd->file, gd->number,
+			      tpid ? "802.1ad" : "802.1Q", xr_parse_result_str(r));
+		}
 	}
 }
 

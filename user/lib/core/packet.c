@@ -10,6 +10,7 @@
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86dd
 #define ETH_P_VLAN 0x8100
+#define ETH_P_VLAN_S 0x88a8 /* 802.1ad: the XDP program takes one tag of either kind */
 #define IPPROTO_UDP_NUM 17
 #define DEFAULT_HOP_LIMIT 64
 
@@ -92,7 +93,7 @@ static enum xr_parse_result parse_l3(const uint8_t *f, uint32_t len, struct xr_p
 	memcpy(pkt->dmac, f, 6);
 	memcpy(pkt->smac, f + 6, 6);
 	proto = rd16(f + 12);
-	if (proto == ETH_P_VLAN) {
+	if (proto == ETH_P_VLAN || proto == ETH_P_VLAN_S) {
 		if (len < off + 4)
 			return XR_PARSE_NOT_ROCE;
 		proto = rd16(f + off + 2);
