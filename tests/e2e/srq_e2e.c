@@ -20,7 +20,7 @@
  *            wait, every time, so the server answers RNR NAKs
  *            (test_srq_e2e.sh checks both engines' counters) and the senders
  *            retry (rnr_retry 7, min_rnr_timer 10 us); the SRQ limit
- *            (SRQ_LIMIT) is armed after each filling and must raise
+ *            (SRQ_LIMIT) is armed before each filling and must raise
  *            SRQ_LIMIT_REACHED exactly once per arming;
  *   resized  the SRQ grown (xr_modify_srq) to SRQ_LARGE with SRQ_SMALL
  *            receives posted, then filled to NUM_QPS x WINDOW: the posted
@@ -320,10 +320,12 @@ static bool stream_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx
 	} else if (!query_max_wr(c, SRQ_SMALL, r)) {
 		return false;
 	}
+	if (tc->kind == CASE_STARVED && !arm_limit(c, r))
+		return false;
 	for (uint32_t i = c->posted; i < first; i++)
 		if (!post_slot(c, i, r))
 			return false;
-	return tc->kind != CASE_STARVED || arm_limit(c, r);
+	return true;
 }
 
 static ssize_t first_mismatch(const uint8_t *data, uint32_t seed, size_t len)
@@ -351,11 +353,17 @@ static bool recycle_slot(struct e2e_ctx *c, const struct e2e_case *tc, uint32_t 
 		return true;
 	c->starvations++;
 	nanosleep(&(struct timespec){.tv_nsec = STARVE_MS * 1000000L}, NULL);
+	/*
+	 * Armed before the filling: the engine may take the buffers as soon as
+	 * they are posted, and each one posted is taken by a message later on.
+	 */
+	if (!arm_limit(c, r))
+		return false;
 	for (uint32_t i = 0; i < c->n_idle; i++)
 		if (c->posted < TOTAL_MSGS && !post_slot(c, c->idle_slots[i], r))
 			return false;
 	c->n_idle = 0;
-	return arm_limit(c, r);
+	return true;
 }
 
 /* One receive completion: the next message of the QP it names, whole and exact. */
