@@ -644,11 +644,36 @@ static int pp_init_ctx(struct pp_ctx *ctx, const struct pp_options *o)
 	return 0;
 }
 
-static bool pp_gid_is_zero(const union xr_gid *gid)
+/* Whether the peer sent a GID; says why not when it did not (RoCE has no LIDs to fall back on). */
+static bool pp_peer_gid_ok(const struct pp_options *o, const union xr_gid *gid)
 {
 	static const uint8_t zero_gid[16];
 
-	return !memcmp(gid->raw, zero_gid, sizeof(zero_gid));
+	if (memcmp(gid->raw, zero_gid, sizeof(zero_gid)))
+		return true;
+	fprintf(stderr, "%s: the peer sent a zero GID: RoCE needs one (run it with -g)\n", o->prog);
+	return false;
+}
+
+/* ibv_rc_pingpong's (and ibv_srq_pingpong's) RTR: min_rnr_timer 12, one READ/atomic each way. */
+static inline struct qp_rtr_attr pp_rc_rtr_attr(const struct pp_options *o,
+						const struct pingpong_dest *dest)
+{
+	struct qp_rtr_attr rtr = {
+	    .path_mtu = o->mtu,
+	    .dest_qpn = dest->qpn,
+	    .rq_psn = dest->psn,
+	    .dgid = dest->gid,
+	    .sgid_index = (uint8_t)o->gid_index,
+	    .port_num = (uint8_t)o->ib_port,
+	    .hop_limit = 1,
+	    .sl = (uint8_t)o->sl,
+	    .dlid = (uint16_t)dest->lid,
+	    .max_dest_rd_atomic = 1,
+	    .min_rnr_timer = 12,
+	};
+
+	return rtr;
 }
 
 /* RESET -> INIT of a connected QP (RC, UC), with no remote access, as rdma-core's examples

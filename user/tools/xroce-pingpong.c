@@ -14,31 +14,15 @@
  */
 #include "pingpong.h"
 
-/* ibv_rc_pingpong's attributes: min_rnr_timer 12, one READ/atomic each way. */
 static int rc_connect(struct pp_ctx *ctx, const struct pp_options *o, unsigned int my_psn,
 		      const struct pingpong_dest *dest)
 {
-	struct qp_rtr_attr rtr = {
-	    .path_mtu = o->mtu,
-	    .dest_qpn = dest->qpn,
-	    .rq_psn = dest->psn,
-	    .dgid = dest->gid,
-	    .sgid_index = (uint8_t)o->gid_index,
-	    .port_num = (uint8_t)o->ib_port,
-	    .hop_limit = 1,
-	    .sl = (uint8_t)o->sl,
-	    .dlid = (uint16_t)dest->lid,
-	    .max_dest_rd_atomic = 1,
-	    .min_rnr_timer = 12,
-	};
+	struct qp_rtr_attr rtr = pp_rc_rtr_attr(o, dest);
 	const char *failed;
 	int ret;
 
-	if (pp_gid_is_zero(&dest->gid)) {
-		fprintf(stderr, "%s: the peer sent a zero GID: RoCE needs one (run it with -g)\n",
-			o->prog);
+	if (!pp_peer_gid_ok(o, &dest->gid))
 		return -1;
-	}
 	ret = qp_connect(ctx->qp, &rtr, my_psn, 1, &failed);
 	if (ret) {
 		fprintf(stderr, "%s: failed to modify QP to %s: %s\n", o->prog, failed,

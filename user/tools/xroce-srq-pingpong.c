@@ -114,26 +114,10 @@ static int srq_connect(struct srq_pp *s, const struct pp_options *o)
 			o->prog, peer_qps, s->num_qp);
 		return -1;
 	}
-	if (pp_gid_is_zero(&s->remote[0].gid)) {
-		fprintf(stderr, "%s: the peer sent a zero GID: RoCE needs one (run it with -g)\n",
-			o->prog);
+	if (!pp_peer_gid_ok(o, &s->remote[0].gid))
 		return -1;
-	}
 	for (unsigned int i = 0; i < s->num_qp; i++) {
-		const struct pingpong_dest *dest = &s->remote[i];
-		struct qp_rtr_attr rtr = {
-		    .path_mtu = o->mtu,
-		    .dest_qpn = dest->qpn,
-		    .rq_psn = dest->psn,
-		    .dgid = dest->gid,
-		    .sgid_index = (uint8_t)o->gid_index,
-		    .port_num = (uint8_t)o->ib_port,
-		    .hop_limit = 1,
-		    .sl = (uint8_t)o->sl,
-		    .dlid = (uint16_t)dest->lid,
-		    .max_dest_rd_atomic = 1,
-		    .min_rnr_timer = 12,
-		};
+		struct qp_rtr_attr rtr = pp_rc_rtr_attr(o, &s->remote[i]);
 		const char *failed;
 		int ret = qp_connect(s->qps[i], &rtr, s->mine[i].psn, 1, &failed);
 

@@ -39,11 +39,8 @@ static int uc_connect(struct pp_ctx *ctx, const struct pp_options *o, unsigned i
 	};
 	int ret;
 
-	if (pp_gid_is_zero(&dest->gid)) {
-		fprintf(stderr, "%s: the peer sent a zero GID: RoCE needs one (run it with -g)\n",
-			o->prog);
+	if (!pp_peer_gid_ok(o, &dest->gid))
 		return -1;
-	}
 	ret = xr_modify_qp(ctx->qp, &attr,
 			   XR_QP_STATE | XR_QP_AV | XR_QP_PATH_MTU | XR_QP_DEST_QPN | XR_QP_RQ_PSN);
 	if (ret) {

@@ -75,11 +75,8 @@ static int ud_connect(struct pp_ctx *ctx, const struct pp_options *o, unsigned i
 	int ret;
 
 	/* ibv_ud_pingpong makes a global AH only for a GID with an interface id. */
-	if (pp_gid_is_zero(&dest->gid)) {
-		fprintf(stderr, "%s: the peer sent a zero GID: RoCE needs one (run it with -g)\n",
-			o->prog);
+	if (!pp_peer_gid_ok(o, &dest->gid))
 		return -1;
-	}
 	ret = xr_modify_qp(ctx->qp, &attr, XR_QP_STATE);
 	if (ret) {
 		fprintf(stderr, "%s: failed to modify QP to RTR: %s\n", o->prog, strerror(-ret));
