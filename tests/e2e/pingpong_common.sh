@@ -12,8 +12,9 @@
 # check_output SIZE
 #     both sides printed the ibv_*_pingpong address lines and the summary
 #     lines with the totals of iters round trips of SIZE bytes.
-# stat NS DEV COUNTER
-#     one counter of `xroce stats`.
+# check_counters RUN FRAMES COUNTER...
+#     on both ends, engine_tx_frames and engine_rx_frames are FRAMES (not
+#     checked when FRAMES is -) and every COUNTER is 0, or fail naming RUN.
 
 run_pair() {
 	local server_opts=$1 client_opts=$2
@@ -42,3 +43,21 @@ check_output() {
 	done
 }
 
+check_counters() {
+	local run=$1 frames=$2 end ns dev counter value
+	shift 2
+	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
+		ns=${end%%:*} dev=${end#*:}
+		if [ "$frames" != - ]; then
+			for counter in engine_tx_frames engine_rx_frames; do
+				value=$(e2e_stat "$ns" "$dev" $counter)
+				[ "$value" = "$frames" ] ||
+					fail "'$run': $dev: $counter is '$value', expected $frames"
+			done
+		fi
+		for counter in "$@"; do
+			value=$(e2e_stat "$ns" "$dev" $counter)
+			[ "$value" = 0 ] || fail "'$run': $dev: $counter is '$value', expected 0"
+		done
+	done
+}

@@ -61,13 +61,10 @@ check_qps() {
 # check_engines RUN: no malformed frame on either end; prints the RNR NAKs
 # each side sent and the frames that found no QP.
 check_engines() {
-	local end ns dev counter value info=""
+	local end ns dev info=""
+	check_counters "$1" - engine_rx_malformed drop_bad_length drop_bad_icrc
 	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 		ns=${end%%:*} dev=${end#*:}
-		for counter in engine_rx_malformed drop_bad_length drop_bad_icrc; do
-			value=$(e2e_stat "$ns" "$dev" $counter)
-			[ "$value" = 0 ] || fail "'$1': $dev: $counter is '$value', expected 0"
-		done
 		info+=" $dev $(e2e_stat "$ns" "$dev" engine_rnr_naks_tx)/$(e2e_stat "$ns" "$dev" drop_unknown_qp)"
 	done
 	echo "RNR NAKs sent/frames for no QP:$info"

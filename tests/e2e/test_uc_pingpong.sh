@@ -42,22 +42,10 @@ e2e_wait_dad
 # in the run that just ended (no ACK, no retransmission), gave up no
 # message and dropped nothing; XDP dropped nothing either.
 check_frames() {
-	local end ns dev counter value
-	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-		ns=${end%%:*} dev=${end#*:}
-		for counter in engine_tx_frames engine_rx_frames; do
-			value=$(e2e_stat "$ns" "$dev" $counter)
-			[ "$value" = "$2" ] ||
-				fail "'$1': $dev: $counter is '$value', expected $2 (the packets of $iters messages)"
-		done
-		for counter in engine_retransmits engine_timeouts engine_uc_dropped_msgs \
-			engine_seq_naks_tx engine_dup_requests engine_rx_malformed engine_rx_unknown_qp \
-			engine_rx_bad_state engine_rx_bad_icrc engine_rx_no_recv drop_bad_length \
-			drop_unknown_qp drop_qp_state drop_bad_icrc dups_answered acks_absorbed; do
-			value=$(e2e_stat "$ns" "$dev" $counter)
-			[ "$value" = 0 ] || fail "'$1': $dev: $counter is '$value', expected 0"
-		done
-	done
+	check_counters "$1" "$2" engine_retransmits engine_timeouts engine_uc_dropped_msgs \
+		engine_seq_naks_tx engine_dup_requests engine_rx_malformed engine_rx_unknown_qp \
+		engine_rx_bad_state engine_rx_bad_icrc engine_rx_no_recv drop_bad_length \
+		drop_unknown_qp drop_qp_state drop_bad_icrc dups_answered acks_absorbed
 }
 
 for run in "" "-s 1" "-s 1 --chk" "-s 1024 --chk" "-s 4096 --chk" "-s 65536 --chk" "-s 1 -e" \

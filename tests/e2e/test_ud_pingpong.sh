@@ -46,20 +46,8 @@ e2e_wait_dad
 # process opens the device, sent and received exactly one frame per message
 # of the run that just ended, and dropped none.
 check_frames() {
-	local end ns dev counter value
-	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-		ns=${end%%:*} dev=${end#*:}
-		for counter in engine_tx_frames engine_rx_frames; do
-			value=$(e2e_stat "$ns" "$dev" $counter)
-			[ "$value" = "$iters" ] ||
-				fail "'$1': $dev: $counter is '$value', expected $iters (one frame per message)"
-		done
-		for counter in engine_rx_bad_qkey engine_rx_no_recv engine_rx_malformed \
-			engine_retransmits drop_bad_length drop_unknown_qp drop_qp_state; do
-			value=$(e2e_stat "$ns" "$dev" $counter)
-			[ "$value" = 0 ] || fail "'$1': $dev: $counter is '$value', expected 0"
-		done
-	done
+	check_counters "$1" "$iters" engine_rx_bad_qkey engine_rx_no_recv engine_rx_malformed \
+			engine_retransmits drop_bad_length drop_unknown_qp drop_qp_state
 }
 
 for run in "" "-s 1" "-s 3 --chk" "-s 1023 --chk" "-s 1024 --chk" "-s 512 -e" "-s 1 -e --chk" \
