@@ -243,10 +243,6 @@ int xr_query_gid(struct xr_device *dev, int index, union xr_gid *gid)
 #define ETH_SPEED_UNKNOWN 0xffffffffu
 /* What the kernel assumes of an interface that does not tell its speed. */
 #define ETH_SPEED_DEFAULT 1000u
-/* glibc's net/if.h stops before the kernel's IFF_LOWER_UP (carrier). */
-#ifndef IFF_LOWER_UP
-#define IFF_LOWER_UP 0x10000
-#endif
 /* The largest message: a send's gather list adds up to at most 2^31 bytes. */
 #define XR_MAX_MSG_SZ 0x80000000u
 
@@ -346,7 +342,7 @@ int xr_query_port(struct xr_device *dev, uint8_t port_num, struct xr_port_attr *
 		speed = ETH_SPEED_DEFAULT;
 
 	memset(a, 0, sizeof(*a));
-	if ((link.flags & IFF_UP) && (link.flags & IFF_LOWER_UP)) {
+	if (xr_link_active(link.flags)) {
 		a->state = XR_PORT_ACTIVE;
 		a->phys_state = XR_PORT_PHYS_STATE_LINK_UP;
 	} else {

@@ -6,6 +6,8 @@
 #ifndef XROCE_NETLINK_H
 #define XROCE_NETLINK_H
 
+#include <net/if.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "xroce/xroce.h"
@@ -20,6 +22,17 @@ struct xr_netdev_info {
 
 /* Returns 0, -ENODEV if there is no such interface, or another negative errno. */
 int xr_nl_get_link(const char *ifname, struct xr_netdev_info *info);
+
+/* glibc's net/if.h stops before the kernel's IFF_LOWER_UP (carrier). */
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000
+#endif
+
+/* An interface's link flags say its RoCE port is active: up, with carrier. */
+static inline bool xr_link_active(unsigned int flags)
+{
+	return (flags & IFF_UP) && (flags & IFF_LOWER_UP);
+}
 
 /*
  * Fills gids[0..max) in the order rxe (ib_core's roce_gid_mgmt) uses:

@@ -9,11 +9,8 @@
  */
 #include <errno.h>
 #include <linux/rtnetlink.h>
-#include <net/if.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <libmnl/libmnl.h>
 
@@ -21,22 +18,15 @@
 
 struct monitor_news {
 	int ifindex;
-	bool link_seen, running, addrs_changed;
+	bool link_seen, active, addrs_changed;
 };
 
-static bool interface_running(const char *ifname)
+/* As xr_query_port tells it now. */
+static bool interface_active(const char *ifname)
 {
-	struct ifreq ifr = {0};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	bool running = false;
+	struct xr_netdev_info link;
 
-	if (fd < 0)
-		return false;
-	strncpy(ifr.ifr_name, ifname, IFNAMSIZ - 1);
-	if (!ioctl(fd, SIOCGIFFLAGS, &ifr))
-		running = (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
-	close(fd);
-	return running;
+	return !xr_nl_get_link(ifname, &link) && xr_link_active(link.flags);
 }
 
 int xr_port_monitor_open(struct xr_device *dev)
@@ -53,7 +43,7 @@ int xr_port_monitor_open(struct xr_device *dev)
 		return err;
 	}
 	dev->monitor = nl;
-	dev->port_active = interface_running(dev->ifname);
+	dev->port_active = interface_active(dev->ifname);
 	return 0;
 }
 
@@ -80,9 +70,8 @@ static int news_cb(const struct nlmsghdr *nlh, void *data)
 
 		if (ifi->ifi_index == news->ifindex) {
 			news->link_seen = true;
-			news->running =
-			    nlh->nlmsg_type == RTM_NEWLINK &&
-			    (ifi->ifi_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
+			news->active =
+			    nlh->nlmsg_type == RTM_NEWLINK && xr_link_active(ifi->ifi_flags);
 		}
 		break;
 	}
@@ -155,7 +144,7 @@ void xr_port_monitor_poll(struct xr_device *dev)
 	/* ENOBUFS: notifications were lost; look at everything afresh. */
 	if (len < 0 && errno == ENOBUFS) {
 		news.link_seen = true;
-		news.running = interface_running(dev->ifname);
+		news.active = interface_active(dev->ifname);
 		news.addrs_changed = true;
 		any = true;
 	}
@@ -165,10 +154,10 @@ void xr_port_monitor_poll(struct xr_device *dev)
 	if (news.addrs_changed)
 		ngids = xr_nl_get_gids(dev->netdev.ifindex, dev->netdev.mac, gids, XR_MAX_GIDS);
 	pthread_mutex_lock(&dev->lock);
-	if (news.link_seen && news.running != dev->port_active) {
-		dev->port_active = news.running;
+	if (news.link_seen && news.active != dev->port_active) {
+		dev->port_active = news.active;
 		xr_core_raise_event(&dev->core,
-				    news.running ? XR_EVENT_PORT_ACTIVE : XR_EVENT_PORT_ERR, NULL);
+				    news.active ? XR_EVENT_PORT_ACTIVE : XR_EVENT_PORT_ERR, NULL);
 	}
 	if (ngids >= 0 && merge_gids(&dev->core, gids, ngids))
 		xr_core_raise_event(&dev->core, XR_EVENT_GID_CHANGE, NULL);
