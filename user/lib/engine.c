@@ -109,9 +109,7 @@ static void set_xdp_sleeping(struct xr_device *dev, bool sleeping)
 static void *engine_main(void *arg)
 {
 	struct xr_device *dev = arg;
-	uint64_t idle_since = xr_now_ns(), deadline;
-
-	uint64_t next_monitor_poll = 0;
+	uint64_t idle_since = xr_now_ns(), deadline, next_monitor_poll = 0;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t app_until = __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED);
@@ -122,7 +120,7 @@ static void *engine_main(void *arg)
 			xr_port_monitor_poll(dev);
 			next_monitor_poll = now + MONITOR_POLL_NS;
 		}
-		if (xr_now_ns() < app_until) {
+		if (now < app_until) {
 			/* The application drives the engine; stand by for when it stops. */
 			__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
 			engine_sleep(dev, app_until, false);
