@@ -165,6 +165,16 @@ struct xr_ah_impl {
 	struct xr_path path;
 };
 
+/* The ring sizes of queues: the smallest power of two not below n. */
+static inline uint32_t xr_pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
 static inline struct xr_mr_impl *xr_mr_impl(struct xr_mr *mr)
 {
 	return (struct xr_mr_impl *)mr;

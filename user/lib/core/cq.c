@@ -8,11 +8,7 @@
 /* Slots for cqe completions: a power of two with one slot always free. */
 static uint32_t ring_size_for(int cqe)
 {
-	uint32_t size = 1;
-
-	while (size < (uint32_t)cqe + 1)
-		size <<= 1;
-	return size;
+	return xr_pow2_at_least((uint32_t)cqe + 1);
 }
 
 struct xr_cq_impl *xr_core_create_cq(struct xr_core *core, int cqe, int *err)

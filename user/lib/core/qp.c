@@ -10,15 +10,6 @@
 
 #include "core.h"
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 /* With an SRQ the receive capabilities are the SRQ's: the QP's are ignored, as in verbs. */
 static bool cap_ok(const struct xr_qp_cap *cap, bool srq)
 {
@@ -50,8 +41,8 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	qp->sq_size = pow2_at_least(attr->cap.max_send_wr);
-	qp->rq_size = srq ? 0 : pow2_at_least(attr->cap.max_recv_wr);
+	qp->sq_size = xr_pow2_at_least(attr->cap.max_send_wr);
+	qp->rq_size = srq ? 0 : xr_pow2_at_least(attr->cap.max_recv_wr);
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->rq = srq ? NULL : calloc(qp->rq_size, sizeof(*qp->rq));
 	if (!qp->sq || (!srq && !qp->rq)) {

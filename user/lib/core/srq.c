@@ -11,15 +11,6 @@
 
 #include "core.h"
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 static uint32_t posted(const struct xr_srq_impl *srq)
 {
 	return srq->head - srq->tail;
@@ -38,7 +29,7 @@ struct xr_srq_impl *xr_core_create_srq(struct xr_pd *pd, struct xr_srq_init_attr
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
-	srq->size = pow2_at_least(a->max_wr);
+	srq->size = xr_pow2_at_least(a->max_wr);
 	srq->ring = calloc(srq->size, sizeof(*srq->ring));
 	if (!srq->ring) {
 		free(srq);
@@ -62,7 +53,7 @@ struct xr_srq_impl *xr_core_create_srq(struct xr_pd *pd, struct xr_srq_init_attr
 /* Keeps what is posted, in order; modify checked that it fits. */
 static int resize(struct xr_srq_impl *srq, uint32_t max_wr)
 {
-	uint32_t size = pow2_at_least(max_wr), n = posted(srq);
+	uint32_t size = xr_pow2_at_least(max_wr), n = posted(srq);
 	struct xr_rwqe *ring;
 
 	ring = calloc(size, sizeof(*ring));
@@ -87,7 +78,7 @@ int xr_core_modify_srq(struct xr_srq_impl *srq, const struct xr_srq_attr *attr, 
 	if (mask & XR_SRQ_MAX_WR) {
 		if (attr->max_wr < 1 || attr->max_wr > XR_MAX_WR || attr->max_wr < posted(srq))
 			return -EINVAL;
-		size = pow2_at_least(attr->max_wr);
+		size = xr_pow2_at_least(attr->max_wr);
 	}
 	/* Checked against the size it will have, before anything changes. */
 	if ((mask & XR_SRQ_LIMIT) && attr->srq_limit > size)
