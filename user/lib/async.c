@@ -49,25 +49,30 @@ int xr_async_fd(struct xr_device *dev)
 	return dev ? dev->async_fd : -EINVAL;
 }
 
+/* Where the acknowledgements owed for an event are counted; NULL: nothing to destroy waits. */
 static uint32_t *unacked_of(const struct xr_async_event *ev)
 {
-	switch (ev->event_type) {
-	case XR_EVENT_CQ_ERR:
+	switch (xr_event_about(ev->event_type)) {
+	case XR_EVENT_ABOUT_CQ:
 		return &((struct xr_cq_impl *)ev->element.cq)->async_unacked;
-	case XR_EVENT_SRQ_ERR:
-	case XR_EVENT_SRQ_LIMIT_REACHED:
+	case XR_EVENT_ABOUT_SRQ:
 		return &((struct xr_srq_impl *)ev->element.srq)->async_unacked;
-	case XR_EVENT_QP_FATAL:
-	case XR_EVENT_QP_REQ_ERR:
-	case XR_EVENT_QP_ACCESS_ERR:
-	case XR_EVENT_COMM_EST:
-	case XR_EVENT_SQ_DRAINED:
-	case XR_EVENT_PATH_MIG:
-	case XR_EVENT_PATH_MIG_ERR:
-	case XR_EVENT_QP_LAST_WQE_REACHED:
+	case XR_EVENT_ABOUT_QP:
 		return &((struct xr_qp_impl *)ev->element.qp)->async_unacked;
 	default:
-		return NULL; /* the port's and the device's: nothing to destroy waits for them */
+		return NULL;
+	}
+}
+
+static struct xr_device *device_of(const struct xr_async_event *ev)
+{
+	switch (xr_event_about(ev->event_type)) {
+	case XR_EVENT_ABOUT_CQ:
+		return ev->element.cq->device;
+	case XR_EVENT_ABOUT_SRQ:
+		return ev->element.srq->device;
+	default:
+		return ev->element.qp->device;
 	}
 }
 
@@ -105,17 +110,7 @@ void xr_ack_async_event(struct xr_async_event *ev)
 
 	if (!ev || !(unacked = unacked_of(ev)))
 		return;
-	switch (ev->event_type) {
-	case XR_EVENT_CQ_ERR:
-		dev = ev->element.cq->device;
-		break;
-	case XR_EVENT_SRQ_ERR:
-	case XR_EVENT_SRQ_LIMIT_REACHED:
-		dev = ev->element.srq->device;
-		break;
-	default:
-		dev = ev->element.qp->device;
-	}
+	dev = device_of(ev);
 	pthread_mutex_lock(&dev->lock);
 	if (*unacked)
 		(*unacked)--;

@@ -35,14 +35,32 @@ void xr_core_raise_event(struct xr_core *core, enum xr_event_type type, void *el
 	ev = &core->events[core->events_head++ % XR_MAX_EVENTS];
 	memset(ev, 0, sizeof(*ev));
 	ev->event_type = type;
-	switch (type) {
-	case XR_EVENT_CQ_ERR:
+	switch (xr_event_about(type)) {
+	case XR_EVENT_ABOUT_CQ:
 		ev->element.cq = element;
 		break;
-	case XR_EVENT_SRQ_ERR:
-	case XR_EVENT_SRQ_LIMIT_REACHED:
+	case XR_EVENT_ABOUT_SRQ:
 		ev->element.srq = element;
 		break;
+	case XR_EVENT_ABOUT_QP:
+		ev->element.qp = element;
+		break;
+	case XR_EVENT_ABOUT_PORT:
+		ev->element.port_num = 1;
+		break;
+	case XR_EVENT_ABOUT_DEVICE:
+		break;
+	}
+}
+
+enum xr_event_about xr_event_about(enum xr_event_type type)
+{
+	switch (type) {
+	case XR_EVENT_CQ_ERR:
+		return XR_EVENT_ABOUT_CQ;
+	case XR_EVENT_SRQ_ERR:
+	case XR_EVENT_SRQ_LIMIT_REACHED:
+		return XR_EVENT_ABOUT_SRQ;
 	case XR_EVENT_PORT_ACTIVE:
 	case XR_EVENT_PORT_ERR:
 	case XR_EVENT_GID_CHANGE:
@@ -50,12 +68,11 @@ void xr_core_raise_event(struct xr_core *core, enum xr_event_type type, void *el
 	case XR_EVENT_PKEY_CHANGE:
 	case XR_EVENT_SM_CHANGE:
 	case XR_EVENT_CLIENT_REREGISTER:
-		ev->element.port_num = 1;
-		break;
+		return XR_EVENT_ABOUT_PORT;
 	case XR_EVENT_DEVICE_FATAL:
-		break;
+		return XR_EVENT_ABOUT_DEVICE;
 	default:
-		ev->element.qp = element;
+		return XR_EVENT_ABOUT_QP;
 	}
 }
 

@@ -528,6 +528,15 @@ struct xr_rwqe *xr_recv_wqe(struct xr_qp_impl *qp);
 void xr_recv_consumed(struct xr_qp_impl *qp);
 
 /* ---- events (core.c) ---- */
+/* What an event is about: which member of its element is set. */
+enum xr_event_about {
+	XR_EVENT_ABOUT_QP,
+	XR_EVENT_ABOUT_CQ,
+	XR_EVENT_ABOUT_SRQ,
+	XR_EVENT_ABOUT_PORT,
+	XR_EVENT_ABOUT_DEVICE,
+};
+enum xr_event_about xr_event_about(enum xr_event_type type);
 void xr_core_raise_event(struct xr_core *core, enum xr_event_type type, void *element);
 /* The oldest event not yet taken: false when there is none. */
 bool xr_core_take_event(struct xr_core *core, struct xr_async_event *ev);
