@@ -388,6 +388,19 @@ static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_ent
 	return XDP_TX;
 }
 
+/* Hands a frame to the AF_XDP socket of its rx queue; counted there and in *rx_frames. */
+static __always_inline int steer_to_engine(struct xdp_md *ctx, __u64 *rx_frames,
+					   struct xr_xdp_stats *counters)
+{
+	if (bpf_redirect_map(&xsk_map, ctx->rx_queue_index, XDP_DROP) != XDP_REDIRECT) {
+		counters->drop_no_socket++;
+		return XDP_DROP;
+	}
+	counters->redirected++;
+	__sync_fetch_and_add(rx_frames, 1);
+	return XDP_REDIRECT;
+}
+
 /*
  * A datagram to a multicast group (destination QPN 0xFFFFFF) goes to the
  * engine, which hands it to every attached QP, only when a local QP is
@@ -424,26 +437,7 @@ static __always_inline int steer_multicast(struct xdp_md *ctx, void *l3, bool ip
 		counters->drop_mcast_unjoined++;
 		return XDP_DROP;
 	}
-	if (bpf_redirect_map(&xsk_map, ctx->rx_queue_index, XDP_DROP) != XDP_REDIRECT) {
-		counters->drop_no_socket++;
-		return XDP_DROP;
-	}
-	counters->redirected++;
-	__sync_fetch_and_add(&group->rx_frames, 1);
-	return XDP_REDIRECT;
-}
-
-/* Hands a frame to the AF_XDP socket of its rx queue. */
-static __always_inline int steer_to_engine(struct xdp_md *ctx, struct xr_qp_entry *qp,
-					   struct xr_xdp_stats *counters)
-{
-	if (bpf_redirect_map(&xsk_map, ctx->rx_queue_index, XDP_DROP) != XDP_REDIRECT) {
-		counters->drop_no_socket++;
-		return XDP_DROP;
-	}
-	counters->redirected++;
-	__sync_fetch_and_add(&qp->rx_frames, 1);
-	return XDP_REDIRECT;
+	return steer_to_engine(ctx, &group->rx_frames, counters);
 }
 
 SEC("xdp")
@@ -536,7 +530,7 @@ int xroce_xdp(struct xdp_md *ctx)
 		if (action == FAST_PATH_DECLINED && (fast_path & XR_XDP_FAST_DUP))
 			action = answer_duplicate(ctx, qp, bth, info.flags, udp_len, counters);
 		if (action == FAST_PATH_WAKE_ENGINE) {
-			action = steer_to_engine(ctx, qp, counters);
+			action = steer_to_engine(ctx, &qp->rx_frames, counters);
 			if (action == XDP_REDIRECT)
 				counters->acks_to_engine++;
 			return action;
@@ -544,7 +538,7 @@ int xroce_xdp(struct xdp_md *ctx)
 		if (action != FAST_PATH_DECLINED)
 			return action;
 	}
-	return steer_to_engine(ctx, qp, counters);
+	return steer_to_engine(ctx, &qp->rx_frames, counters);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
