@@ -12,12 +12,18 @@
 #include "xroce/qp_type.h"
 
 /*
- * QP numbers handed out by a device are XR_QPN_BASE + slot, slot <
- * XR_MAX_QP, so the XDP program finds a QP's entry by subtraction.
+ * A QP's entry in qp_table is at slot xr_qpn_slot(qpn); the entry names the
+ * QPN it holds (xr_qp_entry.qpn), so a frame for a number that merely shares
+ * the slot is for no QP. QPNs below XR_QPN_BASE are never handed out.
  */
 #define XR_QPN_BASE 0x11
 #define XR_MAX_QP 1024
 #define XR_MAX_QUEUES 64
+
+static inline __u32 xr_qpn_slot(__u32 qpn)
+{
+	return qpn & (XR_MAX_QP - 1);
+}
 
 #define XR_PIN_ROOT "/sys/fs/bpf/xroce"
 
@@ -96,6 +102,21 @@ struct xr_qp_entry {
 	struct xr_qp_counters counters;
 	__u32 qp_state; /* userspace: enum xr_qp_state (RESET..ERR), for operators */
 	__u32 qkey;	/* userspace: a UD QP's Q_Key, which XDP checks each datagram against */
+	__u32 qpn;	/* userspace: the QP number this slot holds now */
+	/*
+	 * userspace: the path frames must fit (address binding). Every QP: a
+	 * unicast frame's destination MAC must be local_mac. Connected QPs (RC,
+	 * UC) from RTR: the source address must be peer_gid and the destination
+	 * local_gid (IPv4 as IPv4-mapped GIDs); replies XDP builds go to
+	 * peer_mac/peer_gid from local_mac/local_gid, never to a frame's source.
+	 */
+	__u8 local_mac[6];
+	__u8 peer_mac[6];
+	__u8 local_gid[16];
+	__u8 peer_gid[16];
+	__u8 traffic_class; /* userspace: the path's, for replies XDP builds */
+	__u8 path_valid;    /* userspace: 1 once the connected path above is set */
+	__u16 reserved;
 };
 
 enum xr_xdp_fast_path {
@@ -128,6 +149,11 @@ struct xr_xdp_stats {
 	__u64 drop_bad_qkey; /* a datagram whose DETH Q_Key is not its UD QP's */
 	/* multicast RoCE (QPN 0xFFFFFF) for a group no local QP is attached to */
 	__u64 drop_mcast_unjoined;
+	__u64 drop_bad_pkey; /* P_Key not the default 0xFFFF */
+	/* a connected QP's frame whose source IP is not its peer's */
+	__u64 drop_bad_src;
+	/* destination MAC not this interface's (nor multicast), or IP not the QP's */
+	__u64 drop_bad_dst;
 };
 
 /*
@@ -180,6 +206,16 @@ struct xr_engine_stats {
 	__u64 rx_bad_qkey;     /* UD: dropped, the DETH Q_Key is not the QP's */
 	__u64 rx_no_recv;      /* UD: dropped, no receive WQE posted (UD has no RNR) */
 	__u64 uc_dropped_msgs; /* UC: messages given up after their first packet came */
+	/* dropped: a connected QP's frame whose source IP is not its peer's */
+	__u64 rx_bad_src;
+	/* dropped: destination MAC or IP not this device's or the QP's */
+	__u64 rx_bad_dst;
+	/* dropped: an ACK, NAK or response that answers no outstanding request */
+	__u64 rx_ghost_acks;
+	/* dropped: a response whose opcode does not fit the request it answers */
+	__u64 rx_bad_response;
+	/* dropped: duplicate requests beyond one replay per QP per engine round */
+	__u64 rx_dup_deferred;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

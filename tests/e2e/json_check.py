@@ -36,7 +36,7 @@ XDP_COUNTERS = [
     "passed_non_roce", "redirected", "drop_truncated", "drop_bad_tver", "drop_bad_opcode",
     "drop_bad_length", "drop_unknown_qp", "drop_qp_state", "drop_no_socket", "drop_bad_icrc",
     "acks_absorbed", "acks_to_engine", "dups_answered", "roce_ipv6", "drop_bad_qkey",
-    "drop_mcast_unjoined",
+    "drop_mcast_unjoined", "drop_bad_pkey", "drop_bad_src", "drop_bad_dst",
 ]
 NAK_COUNTERS = [
     "seq_naks_tx", "seq_naks_rx", "inv_req_naks_tx", "inv_req_naks_rx", "rem_access_naks_tx",
@@ -45,7 +45,8 @@ NAK_COUNTERS = [
 ENGINE_COUNTERS = [
     "rx_frames", "rx_bad_icrc", "rx_malformed", "rx_unknown_qp", "rx_bad_state", "rx_bad_pkey",
     "tx_frames", "tx_no_buffer", "retransmits", "timeouts", "dup_requests",
-] + NAK_COUNTERS + ["rx_bad_qkey", "rx_no_recv", "uc_dropped_msgs"]
+] + NAK_COUNTERS + ["rx_bad_qkey", "rx_no_recv", "uc_dropped_msgs", "rx_bad_src", "rx_bad_dst",
+                  "rx_ghost_acks", "rx_bad_response", "rx_dup_deferred"]
 QP_MEMBERS = [
     "qpn", "state", "xdp_state", "type", "dest_qpn", "udp_sport", "next_psn", "acked_psn",
     "expected_psn", "msn", "engine_sleeping", "xdp_absorbs_acks", "xdp_answers_dups",

@@ -33,10 +33,10 @@
 #include "xroce_xdp.skel.h"
 
 static const char *const xt_counter_names[] = {
-    "passed_non_roce", "redirected",	  "drop_truncated",  "drop_bad_tver",
-    "drop_bad_opcode", "drop_bad_length", "drop_unknown_qp", "drop_qp_state",
-    "drop_no_socket",  "drop_bad_icrc",	  "acks_absorbed",   "acks_to_engine",
-    "dups_answered",   "roce_ipv6",	  "drop_bad_qkey",   "drop_mcast_unjoined",
+    "passed_non_roce",	   "redirected",      "drop_truncated", "drop_bad_tver",  "drop_bad_opcode",
+    "drop_bad_length",	   "drop_unknown_qp", "drop_qp_state",	"drop_no_socket", "drop_bad_icrc",
+    "acks_absorbed",	   "acks_to_engine",  "dups_answered",	"roce_ipv6",	  "drop_bad_qkey",
+    "drop_mcast_unjoined", "drop_bad_pkey",   "drop_bad_src",	"drop_bad_dst",
 };
 
 /* Counters are indexed as the u64 fields of struct xr_xdp_stats, in order. */

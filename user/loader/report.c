@@ -59,6 +59,9 @@ static const struct counter xdp_counters[] = {
     COUNTER(struct xr_xdp_stats, roce_ipv6),
     COUNTER(struct xr_xdp_stats, drop_bad_qkey),
     COUNTER(struct xr_xdp_stats, drop_mcast_unjoined),
+    COUNTER(struct xr_xdp_stats, drop_bad_pkey),
+    COUNTER(struct xr_xdp_stats, drop_bad_src),
+    COUNTER(struct xr_xdp_stats, drop_bad_dst),
 };
 
 #define ENGINE_COUNTER(field) COUNTER(struct xr_engine_stats, field)
@@ -75,6 +78,9 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(rem_access_naks_rx), ENGINE_COUNTER(rem_op_naks_tx),
     ENGINE_COUNTER(rem_op_naks_rx),	ENGINE_COUNTER(rx_bad_qkey),
     ENGINE_COUNTER(rx_no_recv),		ENGINE_COUNTER(uc_dropped_msgs),
+    ENGINE_COUNTER(rx_bad_src),		ENGINE_COUNTER(rx_bad_dst),
+    ENGINE_COUNTER(rx_ghost_acks),	ENGINE_COUNTER(rx_bad_response),
+    ENGINE_COUNTER(rx_dup_deferred),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)
@@ -422,10 +428,10 @@ static void snapshot_entry(const struct xr_qp_entry *live, struct xr_qp_entry *c
 	copy->req_next_psn = __atomic_load_n(&live->req_next_psn, __ATOMIC_ACQUIRE);
 }
 
-static void json_qp(struct json_writer *w, uint32_t slot, const struct xr_qp_entry *e)
+static void json_qp(struct json_writer *w, const struct xr_qp_entry *e)
 {
 	json_object_begin(w, NULL);
-	json_u64(w, "qpn", XR_QPN_BASE + slot);
+	json_u64(w, "qpn", e->qpn);
 	json_string(w, "state", name_of(qp_state_names, COUNT_OF(qp_state_names), e->qp_state));
 	json_string(w, "xdp_state", name_of(xdp_state_names, COUNT_OF(xdp_state_names), e->state));
 	json_string(w, "type", qp_type_name(e->qp_type));
@@ -448,7 +454,7 @@ static void json_qp(struct json_writer *w, uint32_t slot, const struct xr_qp_ent
 	json_object_end(w);
 }
 
-static void print_qp_text(uint32_t slot, const struct xr_qp_entry *e, bool first)
+static void print_qp_text(const struct xr_qp_entry *e, bool first)
 {
 	if (first)
 		printf("%-8s %-4s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s\n", "qpn",
@@ -456,7 +462,7 @@ static void print_qp_text(uint32_t slot, const struct xr_qp_entry *e, bool first
 		       "retrans", "timeouts", "acks_xdp", "dups_xdp");
 	printf("0x%06x %-4s %-6s 0x%06x 0x%06x/%-6u 0x%06x 0x%06x %10llu %10llu %8llu %8llu %9llu "
 	       "%9llu\n",
-	       XR_QPN_BASE + slot, qp_type_name(e->qp_type),
+	       e->qpn, qp_type_name(e->qp_type),
 	       name_of(qp_state_names, COUNT_OF(qp_state_names), e->qp_state), e->dest_qpn,
 	       (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
 	       (unsigned)(e->xdp_ack & XR_PSN_MASK), e->req_next_psn,
@@ -487,9 +493,9 @@ int report_qps(const struct report_options *o)
 			continue;
 		snapshot_entry(&h.qp_table[i], &e);
 		if (o->json)
-			json_qp(&w, i, &e);
+			json_qp(&w, &e);
 		else
-			print_qp_text(i, &e, !shown);
+			print_qp_text(&e, !shown);
 		shown++;
 	}
 	xr_xdp_close(&h);

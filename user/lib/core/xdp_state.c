@@ -33,6 +33,7 @@ void xr_xdp_publish_qp(struct xr_qp_impl *qp)
 	/* Closed first, so XDP never acts on a half-written entry. */
 	__atomic_store_n(&e->state, XR_XDP_QP_CLOSED, __ATOMIC_SEQ_CST);
 	e->qp_type = qp->pub.qp_type;
+	e->qpn = qp->pub.qp_num;
 	e->qp_state = qp->pub.state;
 	e->qkey = qp->qkey;
 	e->dest_qpn = qp->dest_qpn;
