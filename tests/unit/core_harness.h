@@ -107,6 +107,7 @@ static inline struct h_qp_opts h_default_opts(void)
 	    .retry_cnt = 7,
 	    .rnr_retry = 7,
 	    .min_rnr_timer = 1, /* 10 us */
+	    .rd_atomic = 1,	/* 0 would make the responder refuse every READ and atomic */
 	};
 	return o;
 }

@@ -41,6 +41,13 @@
 #define XR_MAX_RD_ATOMIC 16
 
 /*
+ * The longest message (port attribute max_msg_sz): 1 GiB, as mlx5. A longer
+ * READ, WRITE or SEND is an invalid request; the bound also keeps a READ's
+ * responses (2^22 PSNs at MTU 256) well inside half the PSN space.
+ */
+#define XR_MAX_MSG_SZ (1u << 30)
+
+/*
  * Everything that leaves the core goes through its port: frames out, and
  * what it reports (completion events). The core calls these from inside
  * whatever serialises it (the device lock): they must not block, and the
@@ -282,6 +289,8 @@ struct xr_rd_resource {
 	uint32_t length;
 	uint64_t orig;	  /* atomic: the value before the operation */
 	uint8_t syndrome; /* ACK, or the NAK the request earned */
+	/* A duplicate restarted the responses; only once per engine round. */
+	bool replayed, replayed_this_round;
 };
 
 struct xr_rwqe {

@@ -125,7 +125,8 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		return false;
 	}
 	r = xr_recv_wqe(qp);
-	if (pkt->payload_len > r->length - qp->recv_off) {
+	if (pkt->payload_len > r->length - qp->recv_off ||
+	    pkt->payload_len > XR_MAX_MSG_SZ - qp->recv_off) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_LOC_LEN_ERR);
 		return false;
 	}
@@ -166,7 +167,7 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	struct xr_mr_impl *mr = NULL;
 
 	if (f & XR_OPF_FIRST) {
-		if (qp->write_active || qp->recv_active) {
+		if (qp->write_active || qp->recv_active || pkt->reth_len > XR_MAX_MSG_SZ) {
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
@@ -218,12 +219,40 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	return true;
 }
 
-static struct xr_rd_resource *new_resource(struct xr_qp_impl *qp)
-{
-	uint32_t n = qp->max_dest_rd_atomic ? qp->max_dest_rd_atomic : 1;
-	struct xr_rd_resource *res = &qp->rd_res[qp->rd_res_next % n];
+/*
+ * Responses a QP sends per engine round, READ data and atomic ACKs, new or
+ * replayed: enough to keep one READ streaming (a round takes microseconds),
+ * small against the transmit ring (2048 frames) so that one QP's 1 GiB READ
+ * or replay storm leaves buffers to the QPs after it in the round.
+ */
+#define XR_RESPONDER_ROUND_FRAMES 64
 
-	qp->rd_res_next = (qp->rd_res_next + 1) % n;
+/* Whether some of res's responses have still to go out. */
+static bool sending(const struct xr_rd_resource *res)
+{
+	return res->valid && xr_psn_diff(res->next_psn, res->last_psn) <= 0;
+}
+
+/*
+ * The resource a new READ or atomic takes: the oldest one, NULL when its
+ * first responses are still going out. A requester keeps at most
+ * max_dest_rd_atomic outstanding and completes them in order, so it has the
+ * oldest one's responses before it sends another: otherwise it exceeds the
+ * responder resources. A replay of the oldest one still under way is of no
+ * use to it any more and stops here; its frames sent so far stay whole.
+ */
+static struct xr_rd_resource *free_resource(struct xr_qp_impl *qp)
+{
+	struct xr_rd_resource *res = &qp->rd_res[qp->rd_res_next % qp->max_dest_rd_atomic];
+
+	return sending(res) && !res->replayed ? NULL : res;
+}
+
+static struct xr_rd_resource *take_resource(struct xr_qp_impl *qp)
+{
+	struct xr_rd_resource *res = &qp->rd_res[qp->rd_res_next % qp->max_dest_rd_atomic];
+
+	qp->rd_res_next = (qp->rd_res_next + 1) % qp->max_dest_rd_atomic;
 	memset(res, 0, sizeof(*res));
 	return res;
 }
@@ -234,12 +263,13 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	struct xr_rd_resource *res;
 	struct xr_mr_impl *mr;
 
-	if (qp->recv_active || qp->write_active) {
+	/* Beyond the responder resources (none at all with max_dest_rd_atomic 0), as rxe. */
+	if (qp->recv_active || qp->write_active || !qp->max_dest_rd_atomic || !free_resource(qp)) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 		return false;
 	}
 	if (pkt->opflags & XR_OPF_READ) {
-		if (pkt->reth_len > (1u << 31)) {
+		if (pkt->reth_len > XR_MAX_MSG_SZ) {
 			fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
 			return false;
 		}
@@ -248,7 +278,7 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
 			return false;
 		}
-		res = new_resource(qp);
+		res = take_resource(qp);
 		res->va = pkt->reth_va;
 		res->rkey = pkt->reth_rkey;
 		res->length = pkt->reth_len;
@@ -271,7 +301,7 @@ static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			fatal(qp, pkt, XR_NAK_REMOTE_ACCESS_ERR, XR_WC_SUCCESS);
 			return false;
 		}
-		res = new_resource(qp);
+		res = take_resource(qp);
 		res->atomic = true;
 		res->orig = xr_atomic_execute(xr_mr_u64(mr, pkt->atm_va), pkt);
 		res->first_psn = res->last_psn = pkt->psn;
@@ -335,28 +365,40 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 	return true;
 }
 
-void xr_responder_run(struct xr_qp_impl *qp)
+/* Sends up to budget responses, oldest resource first: the requester takes them in PSN order. */
+static void send_responses(struct xr_qp_impl *qp, uint32_t budget)
 {
-	uint32_t n = qp->max_dest_rd_atomic ? qp->max_dest_rd_atomic : 1;
+	for (uint32_t k = 0; k < qp->max_dest_rd_atomic; k++) {
+		struct xr_rd_resource *res =
+		    &qp->rd_res[(qp->rd_res_next + k) % qp->max_dest_rd_atomic];
 
-	if (qp->ack_pending &&
-	    xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, qp->ack_psn))
-		qp->ack_pending = false;
-
-	/* Oldest first: the requester takes responses in PSN order only. */
-	for (uint32_t k = 0; k < n; k++) {
-		struct xr_rd_resource *res = &qp->rd_res[(qp->rd_res_next + k) % n];
-
-		while (res->valid && xr_psn_diff(res->next_psn, res->last_psn) <= 0)
-			if (!send_response(qp, res))
+		while (sending(res)) {
+			if (!budget-- || !send_response(qp, res))
 				return;
+		}
 	}
 }
 
-/* A duplicate READ or atomic: replay its saved response from its PSN. */
+void xr_responder_run(struct xr_qp_impl *qp)
+{
+	if (qp->ack_pending &&
+	    xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, qp->ack_psn))
+		qp->ack_pending = false;
+	send_responses(qp, XR_RESPONDER_ROUND_FRAMES);
+	/* The engine calls this once per round: the next round may replay again. */
+	for (uint32_t i = 0; i < qp->max_dest_rd_atomic; i++)
+		qp->rd_res[i].replayed_this_round = false;
+}
+
+/*
+ * A duplicate READ or atomic: its saved response is sent again from its
+ * PSN. Not while a replay of it is under way or after one in this round,
+ * nor for responses still to go out anyway: the requester asks again if it
+ * still misses them, and a storm of duplicates costs no more than one.
+ */
 static void replay(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 {
-	for (uint32_t i = 0; i < XR_MAX_RD_ATOMIC; i++) {
+	for (uint32_t i = 0; i < qp->max_dest_rd_atomic; i++) {
 		struct xr_rd_resource *res = &qp->rd_res[i];
 
 		if (!res->valid || xr_psn_diff(pkt->psn, res->first_psn) < 0 ||
@@ -364,8 +406,14 @@ static void replay(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			continue;
 		if (res->atomic != !!(pkt->opflags & XR_OPF_ATOMIC))
 			return;
+		if (res->replayed_this_round ||
+		    (sending(res) &&
+		     (res->replayed || xr_psn_diff(pkt->psn, res->next_psn) >= 0))) {
+			qp->core->stats.rx_dup_deferred++;
+			return;
+		}
 		res->next_psn = pkt->psn;
-		xr_responder_run(qp);
+		res->replayed = res->replayed_this_round = true;
 		return;
 	}
 }
@@ -399,7 +447,6 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 			return;
 		qp->epsn = xr_psn_add(qp->epsn, 1);
 		xr_xdp_publish_committed(qp);
-		xr_responder_run(qp);
 		return;
 	}
 	if (!((pkt->opflags & XR_OPF_SEND) ? handle_send(qp, pkt) : handle_write(qp, pkt)))
