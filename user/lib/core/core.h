@@ -385,7 +385,8 @@ struct xr_qp_impl {
 	uint32_t write_rkey; /* checked again for every packet: the MR may be gone */
 	uint32_t write_left, write_total;
 	struct xr_rd_resource rd_res[XR_MAX_RD_ATOMIC];
-	uint32_t rd_res_next; /* ring position of the next resource to use */
+	uint32_t rd_res_next;	      /* ring position of the next resource to use */
+	uint32_t rd_res_frames_round; /* responses sent in this engine round */
 
 	/* statistics */
 	uint64_t rx_frames;

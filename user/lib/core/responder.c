@@ -257,7 +257,7 @@ static struct xr_rd_resource *take_resource(struct xr_qp_impl *qp)
 	return res;
 }
 
-/* Accepts a READ or atomic request; its responses go out from xr_responder_run. */
+/* Accepts a READ or atomic request; send_responses sends its responses. */
 static bool handle_read_atomic(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 {
 	struct xr_rd_resource *res;
@@ -365,27 +365,45 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 	return true;
 }
 
-/* Sends up to budget responses, oldest resource first: the requester takes them in PSN order. */
-static void send_responses(struct xr_qp_impl *qp, uint32_t budget)
+/*
+ * Sends responses while this round's budget lasts, oldest resource first:
+ * the requester takes them in PSN order. Called as soon as a request asks
+ * for them, so that they leave ahead of any NAK or ACK of a later PSN, which
+ * would make the requester ask for them again.
+ */
+static void send_responses(struct xr_qp_impl *qp)
 {
 	for (uint32_t k = 0; k < qp->max_dest_rd_atomic; k++) {
 		struct xr_rd_resource *res =
 		    &qp->rd_res[(qp->rd_res_next + k) % qp->max_dest_rd_atomic];
 
 		while (sending(res)) {
-			if (!budget-- || !send_response(qp, res))
+			if (qp->rd_res_frames_round == XR_RESPONDER_ROUND_FRAMES ||
+			    !send_response(qp, res))
 				return;
+			qp->rd_res_frames_round++;
 		}
 	}
 }
 
+/* Whether responses that never went out yet are waiting: an ACK now would overtake them. */
+static bool first_responses_pending(const struct xr_qp_impl *qp)
+{
+	for (uint32_t i = 0; i < qp->max_dest_rd_atomic; i++)
+		if (sending(&qp->rd_res[i]) && !qp->rd_res[i].replayed)
+			return true;
+	return false;
+}
+
 void xr_responder_run(struct xr_qp_impl *qp)
 {
-	if (qp->ack_pending &&
+	send_responses(qp);
+	if (qp->ack_pending && !first_responses_pending(qp) &&
 	    xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, qp->ack_psn))
 		qp->ack_pending = false;
-	send_responses(qp, XR_RESPONDER_ROUND_FRAMES);
-	/* The engine calls this once per round: the next round may replay again. */
+	/* The engine calls this once per round: the next round has a new budget, may replay again.
+	 */
+	qp->rd_res_frames_round = 0;
 	for (uint32_t i = 0; i < qp->max_dest_rd_atomic; i++)
 		qp->rd_res[i].replayed_this_round = false;
 }
@@ -414,6 +432,7 @@ static void replay(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 		}
 		res->next_psn = pkt->psn;
 		res->replayed = res->replayed_this_round = true;
+		send_responses(qp);
 		return;
 	}
 }
@@ -447,6 +466,7 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 			return;
 		qp->epsn = xr_psn_add(qp->epsn, 1);
 		xr_xdp_publish_committed(qp);
+		send_responses(qp);
 		return;
 	}
 	if (!((pkt->opflags & XR_OPF_SEND) ? handle_send(qp, pkt) : handle_write(qp, pkt)))
