@@ -680,7 +680,10 @@ void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping);
 void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
 		      uint32_t byte_len);
 void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
-/* Sends pending READ responses and atomic ACKs as transmit buffers allow. */
+/*
+ * Once per engine round: sends the READ responses and atomic ACKs pending,
+ * a budget of them per QP and round, and the ACK queued by the receive batch.
+ */
 void xr_responder_run(struct xr_qp_impl *qp);
 
 #endif /* XROCE_CORE_H */

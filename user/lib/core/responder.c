@@ -401,8 +401,7 @@ void xr_responder_run(struct xr_qp_impl *qp)
 	if (qp->ack_pending && !first_responses_pending(qp) &&
 	    xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, qp->ack_psn))
 		qp->ack_pending = false;
-	/* The engine calls this once per round: the next round has a new budget, may replay again.
-	 */
+	/* Called once per engine round: the next one has a new budget and may replay again. */
 	qp->rd_res_frames_round = 0;
 	for (uint32_t i = 0; i < qp->max_dest_rd_atomic; i++)
 		qp->rd_res[i].replayed_this_round = false;
