@@ -269,7 +269,7 @@ static bool parse_option(struct forge_args *a, const char *opt, const char *val)
 	if (!strcmp(opt, "--dip"))
 		return parse_ipv4_gid(val, &a->path.dgid);
 	if (!strcmp(opt, "--psn-step"))
-		return parse_number(val, -XR_PSN_MASK, XR_PSN_MASK, &a->psn_step);
+		return parse_number(val, -(long)XR_PSN_MASK, XR_PSN_MASK, &a->psn_step);
 	if (!parse_number(val, 0, 0xffffffffl, &v))
 		return false;
 	if (!strcmp(opt, "--count"))

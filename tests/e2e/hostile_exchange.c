@@ -9,7 +9,7 @@
  *
  * Each side posts a stream of SEND (some with immediate), WRITE, WRITE with
  * immediate, READ, FETCH_AND_ADD and COMPARE_AND_SWAP to the other, at most
- * 32 outstanding and about OPS per second (2000; 0: as fast as it goes),
+ * 32 outstanding and about OPS per second (1000; 0: as fast as it goes),
  * drawn from a plan both sides derive from the sender's seed, so that the
  * receiver knows every byte it must get. Checked: every completion succeeds,
  * in order; the source buffer of every SEND and WRITE is unchanged when it
@@ -42,7 +42,7 @@
 
 #define PROG "hostile_exchange"
 #define DEFAULT_PORT 18821
-#define DEFAULT_RATE 2000
+#define DEFAULT_RATE 1000
 #define HELLO_MAGIC "HOSTILE1"
 
 #define WINDOW 32

@@ -124,7 +124,7 @@ record() {
 
 # forge_case LABEL HOW MIN KEYS WHO FORGE_ARGS...: sends with forge_from and
 # checks A's counters KEYS (summed) moved by exactly MIN (HOW "exact") or at
-# least MIN (HOW "atleast"), waiting up to 1.5 s for them to get there and
+# least MIN (HOW "atleast"), waiting up to 1 s for them to get there and
 # then a moment for more; the counters named in $unmoved (if set) must not
 # have moved; A's QP must still be in RTS and both processes of the exchange
 # run. Cases whose label does not match $HOSTILE_CASES (a regex) are skipped.
@@ -141,7 +141,7 @@ forge_case() {
 		return
 	fi
 	reach+=("$((0xe100 + case_id)) $(awk '/^forge: sent/ { n = $3 } END { print n }' "$logdir/forge.log") $label")
-	for _ in $(seq 15); do
+	for _ in $(seq 10); do
 		counters A "$after"
 		delta=$(($(value_of "$after" "$keys") - $(value_of "$before" "$keys")))
 		[ "$delta" -ge "$min" ] && break
@@ -239,7 +239,8 @@ to_c=$(capture_count to_c "")
 if [ "$to_c" -eq 0 ]; then
 	record ok "nothing answered to C: 0 RoCE frames to C's MAC or IP"
 else
-	record FAIL "answered to C: $to_c RoCE frames to C's MAC or IP"
+	record FAIL "answered to C: $to_c RoCE frames to C's MAC or IP (the first in the log)"
+	tcpdump -n -e -r "$logdir/to_c.pcap" -c 5 2>/dev/null
 fi
 leaked=$(capture_count to_b "(udp[16:4] & 0xffffff) <= $read_psn and (udp[16:4] & 0xffffff) > $((read_psn - frames))")
 if [ "$leaked" -eq 0 ]; then
