@@ -214,7 +214,7 @@ struct xr_engine_stats {
 	__u64 rx_ghost_acks;
 	/* dropped: a response whose opcode does not fit the request it answers */
 	__u64 rx_bad_response;
-	/* dropped: duplicate requests beyond one replay per QP per engine round */
+	/* dropped: duplicate READ/atomic requests beyond one replay of each saved response per engine round */
 	__u64 rx_dup_deferred;
 };
 
