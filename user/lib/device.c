@@ -243,8 +243,6 @@ int xr_query_gid(struct xr_device *dev, int index, union xr_gid *gid)
 #define ETH_SPEED_UNKNOWN 0xffffffffu
 /* What the kernel assumes of an interface that does not tell its speed. */
 #define ETH_SPEED_DEFAULT 1000u
-/* The largest message: a send's gather list adds up to at most 2^31 bytes. */
-#define XR_MAX_MSG_SZ 0x80000000u
 
 /*
  * The interface's speed in Mb/s (and its lanes, 0 when it does not say),

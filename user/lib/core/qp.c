@@ -644,7 +644,7 @@ static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 		return validate_local_wr(qp, wr);
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
-	if (total > (1u << 31))
+	if (total > XR_MAX_MSG_SZ)
 		return -EINVAL;
 	/* A datagram is one packet: larger than the MTU, it cannot be sent at all. */
 	if (qp->pub.qp_type == XR_QPT_UD && total > qp->mtu)
