@@ -14,8 +14,8 @@ static bool outstanding(const struct xr_qp_impl *qp)
 }
 
 /*
- * Whether psn is one a response may carry: sent and not yet acknowledged
- * (IBTA 9.9.2.x: between the oldest unacknowledged PSN and the last sent).
+ * Whether psn is one a response may carry: from the oldest unacknowledged
+ * PSN to the last one sent, as the spec's requester checks responses.
  * Anything else answers no request of ours.
  */
 static bool in_window(const struct xr_qp_impl *qp, uint32_t psn)
@@ -174,10 +174,10 @@ static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 }
 
 /*
- * The READ response opcode packet n of a READ of npkts packets must have:
- * its responses come FIRST, MIDDLE.., LAST, or ONLY. A request asked again
- * from the middle is answered from there in the original numbering, as
- * both rxe's responder and ours replay it.
+ * The opcode response n of a READ of npkts packets carries: FIRST,
+ * MIDDLE.., LAST, or ONLY. A READ asked again from the middle is answered
+ * in the original numbering (MIDDLE.., LAST), as rxe's responder and ours
+ * replay it.
  */
 static uint8_t read_response_opcode(uint32_t n, uint32_t npkts)
 {
