@@ -154,6 +154,7 @@ struct ctx {
 	struct xr_mr *mr;
 	struct qp_end pairs[MAX_PAIRS];
 	union xr_gid gid;
+	uint8_t gid_index; /* of gid: the source address of every QP */
 	enum xr_mtu mtu_enum;
 	uint32_t mtu;
 	/* The client: where the server's memory region is. */
@@ -503,6 +504,7 @@ static int open_device(struct ctx *c, const char *ifname)
 		fprintf(stderr, PROG ": couldn't query %s: %s\n", ifname, strerror(-ret));
 		return -1;
 	}
+	c->gid_index = (uint8_t)ret;
 	c->mtu_enum = attr.active_mtu;
 	c->pd = xr_alloc_pd(c->dev);
 	c->channel = xr_create_comp_channel(c->dev);
@@ -599,6 +601,7 @@ static int connect_pairs(struct ctx *c, const struct hello *peer)
 		    .dest_qpn = peer->qpn[i],
 		    .rq_psn = peer->psn[i],
 		    .dgid = peer->gid,
+		    .sgid_index = c->gid_index,
 		    .port_num = 1,
 		    .hop_limit = 64,
 		    .max_dest_rd_atomic = MAX_RD_ATOMIC,

@@ -521,4 +521,92 @@ static inline long h_first_not(const uint8_t *buf, size_t len, uint8_t fill)
 	return -1;
 }
 
+/* ---- forged frames ------------------------------------------------------ */
+
+/*
+ * What a third host on the segment (or a buggy peer) sends: any opcode along
+ * any path, built with the core's own builder so that its ICRC is right and
+ * only what it claims can betray it. h_forge_begin lays the frame out, the
+ * caller fills f->out.ext (extension headers, after the BTH) and the
+ * payload (set to fill already), h_forge_deliver seals it and hands it to a
+ * core at once, between two steps of whatever exchange is running.
+ */
+struct h_forge {
+	uint8_t frame[XR_MEM_FRAME_SIZE];
+	struct xr_pkt_out out;
+};
+
+/* The path side from's QP sends along: what a forger claiming to be it starts from. */
+static inline struct xr_path h_path_from(const struct h_pair *p, int from)
+{
+	return p->side[from].qp->path;
+}
+
+/* A GID on the hosts' subnet that belongs to neither side: a third host's. */
+static inline union xr_gid h_third_gid(void)
+{
+	return h_gid_of_side(98);
+}
+
+static inline bool h_forge_begin(struct h_forge *f, const struct xr_path *path, uint8_t opcode,
+				 uint32_t dqpn, uint32_t psn, uint32_t payload_len, uint8_t fill)
+{
+	struct xr_bth_fields bth = {.opcode = opcode, .dqpn = dqpn, .psn = psn & XR_PSN_MASK};
+
+	if (xr_pkt_build(f->frame, sizeof(f->frame), path, &bth, payload_len, 0x4242, &f->out)) {
+		CHECK(false, "forge opcode %#x with %u payload bytes", opcode, payload_len);
+		return false;
+	}
+	memset(f->out.payload, fill, payload_len);
+	return true;
+}
+
+static inline void h_forge_deliver(struct h_pair *p, int to, struct h_forge *f)
+{
+	xr_pkt_seal(&f->out);
+	xr_core_rx(p->side[to].core, f->out.frame, f->out.frame_len, p->now);
+}
+
+static inline void h_put32(uint8_t *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static inline void h_put64(uint8_t *b, uint64_t v)
+{
+	h_put32(b, (uint32_t)(v >> 32));
+	h_put32(b + 4, (uint32_t)v);
+}
+
+/*
+ * A response (ACK, NAK, RNR NAK as syndrome says; ATOMIC ACK with orig;
+ * READ response with payload_len bytes of fill) for side to's QP at psn,
+ * along path, delivered at once.
+ */
+static inline void h_forge_response(struct h_pair *p, int to, const struct xr_path *path,
+				    uint8_t opcode, uint32_t psn, uint8_t syndrome, uint64_t orig,
+				    uint32_t payload_len, uint8_t fill)
+{
+	uint32_t flags = xr_opinfo[opcode].flags;
+	struct h_forge f;
+
+	if (!h_forge_begin(&f, path, opcode, p->side[to].qp->pub.qp_num, psn,
+			   (flags & XR_OPF_PAYLOAD) ? payload_len : 0, fill))
+		return;
+	if (flags & XR_OPF_AETH)
+		h_put32(f.out.bth + xr_aeth_off(flags), (uint32_t)syndrome << 24);
+	if (flags & XR_OPF_ATMACK)
+		h_put64(f.out.bth + xr_atmack_off(flags), orig);
+	h_forge_deliver(p, to, &f);
+}
+
+/* Frames the engine of side s dropped for what they claimed rather than for damage. */
+static inline uint64_t h_hostile_drops(const struct h_pair *p, int s)
+{
+	const struct xr_engine_stats *st = &p->side[s].core->stats;
+
+	return st->rx_bad_src + st->rx_bad_dst + st->rx_ghost_acks + st->rx_bad_response;
+}
+
 #endif /* XROCE_TESTS_CORE_HARNESS_H */

@@ -7,6 +7,15 @@
  * order, intact; every atomic must be applied exactly once; every
  * completion must be a success. Deterministic: virtual time, seeded link.
  *
+ * A third host shares the link: now and then (seeded too) it slips a frame
+ * to one side, built with the core's own builder so its ICRC is right. Ghost
+ * ACKs, NAKs, RNR NAKs and responses in the peer's name with PSNs outside the
+ * outstanding window; and frames that would be believed but for their
+ * addresses, from its own IP or to another MAC: an ACK inside the window,
+ * a WRITE with the real key or a SEND at the very PSN the responder
+ * expects. None may change the outcome, and each must be counted under its
+ * reason.
+ *
  * XR_LOSSY_OPS, XR_LOSSY_SEEDS and XR_LOSSY_FIRST_SEED override the size of the run.
  */
 #include "core_harness.h"
@@ -197,14 +206,120 @@ static void check_receive(struct h_pair *p, struct flow *f, const struct xr_wc *
 	post_recv_slot(p, f, f->recv_posted++);
 }
 
+/* Chance per pump step that the third host sends a frame. */
+#define FORGE_RATE 0.1
+
+enum forged_kind {
+	FORGED_GHOST,	  /* the peer's addresses, a PSN outside the window */
+	FORGED_THIRD_IP,  /* from the third host's IP */
+	FORGED_OTHER_MAC, /* right IPs, another host's MAC */
+	FORGED_KINDS,
+};
+
+struct forger {
+	uint64_t rng;
+	uint64_t sent[FORGED_KINDS];
+};
+
 struct run_state {
 	struct flow *flows;
+	struct forger *forger;
 };
+
+static void forge_ghost(struct h_pair *p, struct forger *fg, int to)
+{
+	static const uint8_t opcodes[] = {XR_OP_RC_ACK, XR_OP_RC_ACK, XR_OP_RC_ACK,
+					  XR_OP_RC_READ_RESPONSE_ONLY, XR_OP_RC_ATOMIC_ACK};
+	static const uint8_t kinds[] = {XR_AETH_ACK, XR_AETH_NAK, XR_AETH_RNR_NAK};
+	const struct xr_qp_impl *qp = p->side[to].qp;
+	struct xr_path peer = h_path_from(p, 1 - to);
+	uint64_t r = next_rand(&fg->rng);
+	uint8_t opcode = opcodes[r % 5], syndrome = XR_AETH_ACK;
+	/* Anywhere up to a quarter of the PSN space ahead of what was sent, or behind. */
+	uint32_t off = (uint32_t)(r >> 8) & ((1u << 22) - 1), psn;
+
+	if (opcode == XR_OP_RC_ACK)
+		syndrome = (uint8_t)(kinds[(r >> 4) % 3] | (r >> 32 & XR_AETH_VALUE_MASK));
+	if (r & 1 << 30)
+		psn = xr_psn_add(qp->snd_psn, off);
+	else
+		psn = xr_psn_add(qp->acked_psn, XR_PSN_MASK - off); /* acked - 1 - off */
+	h_forge_response(p, to, &peer, opcode, psn, syndrome, r, 1024, 0xee);
+	fg->sent[FORGED_GHOST]++;
+}
+
+/* A frame the side would believe but for its addresses. */
+static void forge_misaddressed(struct h_pair *p, struct flow *flows, struct forger *fg, int to,
+			       enum forged_kind kind)
+{
+	const struct xr_qp_impl *qp = p->side[to].qp;
+	struct xr_path path = h_path_from(p, 1 - to);
+	const struct flow *f = &flows[1 - to]; /* the flow whose responder is side to */
+	uint64_t r = next_rand(&fg->rng);
+	uint32_t window = (uint32_t)xr_psn_diff(qp->snd_psn, qp->acked_psn);
+	struct h_forge frame;
+
+	if (kind == FORGED_THIRD_IP)
+		path.sgid = h_third_gid();
+	else
+		path.dmac[5] ^= 0x40;
+	switch (r % 3) {
+	case 0:
+		/* Acknowledges part of what is in flight (or repeats the last ACK). */
+		h_forge_response(p, to, &path, XR_OP_RC_ACK,
+				 xr_psn_add(qp->acked_psn,
+					    window > 1 ? 1 + (uint32_t)(r >> 8) % (window - 1) : 0),
+				 XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 0, 0, 0);
+		break;
+	case 1:
+		if (!h_forge_begin(&frame, &path, XR_OP_RC_WRITE_ONLY, qp->pub.qp_num, qp->epsn,
+				   1024, 0xee))
+			return;
+		h_put64(frame.out.ext,
+			(uintptr_t)f->wdst->base + (r >> 8) % (SLOTS * SLOT_SIZE - 1024));
+		h_put32(frame.out.ext + 8, f->wdst->mr->rkey);
+		h_put32(frame.out.ext + 12, 1024);
+		h_forge_deliver(p, to, &frame);
+		break;
+	default:
+		if (!h_forge_begin(&frame, &path, XR_OP_RC_SEND_ONLY, qp->pub.qp_num, qp->epsn, 64,
+				   0xee))
+			return;
+		h_forge_deliver(p, to, &frame);
+		break;
+	}
+	fg->sent[kind]++;
+}
+
+static void forge_maybe(struct h_pair *p, struct flow *flows, struct forger *fg)
+{
+	uint64_t r;
+	int to;
+
+	if ((double)(next_rand(&fg->rng) >> 11) * 0x1.0p-53 >= FORGE_RATE)
+		return;
+	r = next_rand(&fg->rng);
+	to = (int)(r & 1);
+	switch ((r >> 1) % FORGED_KINDS) {
+	case FORGED_GHOST:
+		forge_ghost(p, fg, to);
+		break;
+	case FORGED_THIRD_IP:
+		forge_misaddressed(p, flows, fg, to, FORGED_THIRD_IP);
+		break;
+	default:
+		forge_misaddressed(p, flows, fg, to, FORGED_OTHER_MAC);
+		break;
+	}
+}
 
 static bool step(struct h_pair *p, void *arg)
 {
-	struct flow *flows = ((struct run_state *)arg)->flows;
+	struct run_state *st = arg;
+	struct flow *flows = st->flows;
 	bool done = true;
+
+	forge_maybe(p, flows, st->forger);
 
 	for (int d = 0; d < 2; d++) {
 		struct flow *f = &flows[d];
@@ -241,7 +356,9 @@ static void run_seed(uint64_t seed, uint32_t ops)
 				    .corrupt = 0.005};
 	struct xr_qp_attr a = {.qp_state = XR_QPS_RTS, .qp_access_flags = remote_all};
 	struct flow flows[2];
-	struct run_state st = {flows};
+	struct forger fg = {.rng = seed * 7 + 3};
+	struct run_state st = {flows, &fg};
+	uint64_t bad_src = 0, bad_dst = 0, ghosts = 0, bad_response = 0, forged = 0, corrupted;
 	struct h_pair p;
 	enum h_run_result r;
 
@@ -276,11 +393,41 @@ static void run_seed(uint64_t seed, uint32_t ops)
 	CHECK(xr_mem_link_counters(&p.link, 0)->dropped &&
 		  xr_mem_link_counters(&p.link, 1)->corrupted,
 	      "the link impaired nothing");
+	for (int s = 0; s < 2; s++) {
+		const struct xr_engine_stats *es = &p.side[s].core->stats;
+
+		bad_src += es->rx_bad_src;
+		bad_dst += es->rx_bad_dst;
+		ghosts += es->rx_ghost_acks;
+		bad_response += es->rx_bad_response;
+		CHECK(p.side[s].qp->pub.state == XR_QPS_RTS,
+		      "seed %" PRIu64 ": side %d in state %d", seed, s, p.side[s].qp->pub.state);
+	}
+	for (int k = 0; k < FORGED_KINDS; k++)
+		forged += fg.sent[k];
+	/*
+	 * The peers themselves never send from another address, nor a response
+	 * of the wrong kind. A bit flipped in a destination MAC (which the ICRC
+	 * does not cover) sends a frame elsewhere, and stale ACKs the link
+	 * delays or doubles are ghosts: those only add to the forged ones.
+	 */
+	corrupted = xr_mem_link_counters(&p.link, 0)->corrupted +
+		    xr_mem_link_counters(&p.link, 1)->corrupted;
+	CHECK(bad_src == fg.sent[FORGED_THIRD_IP] && bad_dst >= fg.sent[FORGED_OTHER_MAC] &&
+		  bad_dst <= fg.sent[FORGED_OTHER_MAC] + corrupted &&
+		  ghosts >= fg.sent[FORGED_GHOST] && bad_response == 0,
+	      "seed %" PRIu64 ": forged %" PRIu64 " from a third IP, %" PRIu64
+	      " to another MAC, %" PRIu64 " ghosts; counted rx_bad_src %" PRIu64
+	      ", rx_bad_dst %" PRIu64 ", rx_ghost_acks %" PRIu64 ", rx_bad_response %" PRIu64,
+	      seed, fg.sent[FORGED_THIRD_IP], fg.sent[FORGED_OTHER_MAC], fg.sent[FORGED_GHOST],
+	      bad_src, bad_dst, ghosts, bad_response);
+	CHECK(forged > 0, "seed %" PRIu64 ": nothing forged", seed);
 	printf("  seed %" PRIu64 ": %u ops, %.1f ms virtual, %" PRIu64 " + %" PRIu64
-	       " frames, %" PRIu64 " + %" PRIu64 " retransmission rewinds\n",
+	       " frames, %" PRIu64 " + %" PRIu64 " retransmission rewinds, %" PRIu64
+	       " forged frames dropped\n",
 	       seed, ops, p.now / 1e6, xr_mem_link_counters(&p.link, 0)->submitted,
 	       xr_mem_link_counters(&p.link, 1)->submitted, (uint64_t)p.side[0].qp->cnt.retransmits,
-	       (uint64_t)p.side[1].qp->cnt.retransmits);
+	       (uint64_t)p.side[1].qp->cnt.retransmits, forged);
 	h_pair_destroy(&p);
 }
 
@@ -295,7 +442,8 @@ static void test_lossy_mix(void)
 
 int main(void)
 {
-	h_group("mixed ops both ways over 10% loss, 2% dup, reorder 8, 0.5% corruption, 20 seeds",
+	h_group("mixed ops both ways over 10% loss, 2% dup, reorder 8, 0.5% corruption, forged "
+		"frames, 20 seeds",
 		test_lossy_mix);
 	return h_exit_status();
 }

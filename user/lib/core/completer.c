@@ -13,6 +13,26 @@ static bool outstanding(const struct xr_qp_impl *qp)
 	return xr_psn_diff(qp->snd_psn, xr_psn_add(qp->acked_psn, 1)) > 0;
 }
 
+/*
+ * Whether psn is one a response may carry: from the oldest unacknowledged
+ * PSN to the last one sent, as the spec's requester checks responses.
+ * Anything else answers no request of ours.
+ */
+static bool in_window(const struct xr_qp_impl *qp, uint32_t psn)
+{
+	return xr_psn_diff(psn, qp->acked_psn) > 0 && xr_psn_diff(psn, qp->snd_psn) < 0;
+}
+
+static void drop_ghost(struct xr_qp_impl *qp)
+{
+	qp->core->stats.rx_ghost_acks++;
+}
+
+static void drop_bad_response(struct xr_qp_impl *qp)
+{
+	qp->core->stats.rx_bad_response++;
+}
+
 static struct xr_swqe *wqe_of_psn(struct xr_qp_impl *qp, uint32_t psn)
 {
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
@@ -153,19 +173,55 @@ static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 	on_progress(qp, now);
 }
 
-/* A READ response packet or an atomic ACK: only the next expected PSN is taken. */
+/*
+ * The opcode response n of a READ of npkts packets carries: FIRST,
+ * MIDDLE.., LAST, or ONLY. A READ asked again from the middle is answered
+ * in the original numbering (MIDDLE.., LAST), as rxe's responder and ours
+ * replay it.
+ */
+static uint8_t read_response_opcode(uint32_t n, uint32_t npkts)
+{
+	if (npkts == 1)
+		return XR_OP_RC_READ_RESPONSE_ONLY;
+	if (n == 0)
+		return XR_OP_RC_READ_RESPONSE_FIRST;
+	return n + 1 == npkts ? XR_OP_RC_READ_RESPONSE_LAST : XR_OP_RC_READ_RESPONSE_MIDDLE;
+}
+
+/* Whether a response of this opcode fits w, the WQE whose PSNs hold psn. */
+static bool response_fits(const struct xr_swqe *w, uint8_t opcode, uint32_t psn)
+{
+	if (opcode == XR_OP_RC_ATOMIC_ACK)
+		return xr_wr_is_atomic(w->opcode);
+	if (!(xr_wr(w->opcode)->flags & XR_WRF_READ))
+		return false;
+	return opcode == read_response_opcode((uint32_t)xr_psn_diff(psn, w->first_psn), w->npkts);
+}
+
+/*
+ * A READ response packet or an atomic ACK. Only one of a request in
+ * flight, of the kind and at the place in the sequence that request
+ * expects, is believed; of those, only the next expected PSN is taken.
+ */
 static void read_atomic_response(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 {
 	uint32_t psn = pkt->psn;
 	struct xr_swqe *w;
 
+	if (!in_window(qp, psn)) {
+		drop_ghost(qp);
+		return;
+	}
+	w = wqe_of_psn(qp, psn);
+	if (!w || w->state == XR_SWQE_DONE || xr_psn_diff(psn, w->first_psn) < 0 ||
+	    !response_fits(w, pkt->opcode, psn)) {
+		drop_bad_response(qp);
+		return;
+	}
 	/* It implicitly acknowledges every request before it. */
 	ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
 	if (psn != xr_psn_add(qp->acked_psn, 1))
 		return; /* a gap: the retransmit timer asks again from acked + 1 */
-	w = wqe_of_psn(qp, psn);
-	if (!w || w->state == XR_SWQE_DONE || xr_psn_diff(psn, w->first_psn) < 0)
-		return;
 	/* The result lands in local memory: its MR must still be there. */
 	if (xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, XR_ACCESS_LOCAL_WRITE) !=
 	    XR_WC_SUCCESS) {
@@ -176,19 +232,14 @@ static void read_atomic_response(struct xr_qp_impl *qp, const struct xr_pkt *pkt
 		uint8_t orig[8];
 		uint64_t v = pkt->atmack_orig;
 
-		if (!(xr_wr(w->opcode)->flags & XR_WRF_ATOMIC))
-			return;
 		memcpy(orig, &v, 8); /* host order, as the verbs user reads it */
 		xr_sgl_copy_in(qp->core, w->sge, w->num_sge, 0, orig, 8);
 	} else {
 		uint32_t off = (uint32_t)xr_psn_diff(psn, w->first_psn) * qp->mtu;
-		bool last = pkt->opflags & XR_OPF_LAST;
 		uint32_t want = w->length - off < qp->mtu ? w->length - off : qp->mtu;
 
-		if (!(xr_wr(w->opcode)->flags & XR_WRF_READ) || off > w->length)
-			return;
-		/* Every response but the last is a full MTU; the last ends the READ. */
-		if (pkt->payload_len != want || last != (psn == w->last_psn)) {
+		/* Every response but the last is a full MTU. */
+		if (pkt->payload_len != want) {
 			fail_at(qp, psn, XR_WC_BAD_RESP_ERR);
 			return;
 		}
@@ -244,52 +295,114 @@ static void count_nak_received(struct xr_qp_impl *qp, uint8_t code)
 	}
 }
 
+/*
+ * Whether the request at psn (in flight) could have been refused for want
+ * of a receive WQE: any packet of a SEND (the last waits for CQ room), the
+ * last of a WRITE with immediate. No other request earns an RNR NAK.
+ */
+static bool may_earn_rnr(struct xr_qp_impl *qp, uint32_t psn)
+{
+	const struct xr_swqe *w = wqe_of_psn(qp, psn);
+
+	if (!w || xr_psn_diff(psn, w->first_psn) < 0)
+		return false;
+	if (xr_wr(w->opcode)->wc_opcode == XR_WC_SEND)
+		return true;
+	return w->opcode == XR_WR_RDMA_WRITE_WITH_IMM && psn == w->last_psn;
+}
+
+/*
+ * A READ's responses acknowledge it; an ACK never stops inside one. An ACK
+ * whose PSN lies in a READ before its last PSN is no responder's.
+ */
+static bool inside_read(struct xr_qp_impl *qp, uint32_t psn)
+{
+	const struct xr_swqe *w = wqe_of_psn(qp, psn);
+
+	return w && (xr_wr(w->opcode)->flags & XR_WRF_READ) && psn != w->last_psn &&
+	       xr_psn_diff(psn, w->first_psn) >= 0;
+}
+
+static void plain_ack(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
+{
+	/* The same ACK again (a duplicate request was answered, or the link doubled it). */
+	if (psn == qp->acked_psn)
+		return;
+	if (!in_window(qp, psn)) {
+		drop_ghost(qp);
+		return;
+	}
+	if (inside_read(qp, psn)) {
+		drop_bad_response(qp);
+		return;
+	}
+	ack_through(qp, psn, now);
+}
+
+static void rnr_nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t timer, uint64_t now)
+{
+	if (!in_window(qp, psn)) {
+		drop_ghost(qp);
+		return;
+	}
+	if (!may_earn_rnr(qp, psn)) {
+		drop_bad_response(qp);
+		return;
+	}
+	ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
+	qp->cnt.rnr_naks_rx++;
+	qp->core->stats.rnr_naks_rx++;
+	if (qp->rnr_retry != 7) {
+		if (qp->rnr_left == 0) {
+			fail_at(qp, psn, XR_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		qp->rnr_left--;
+	}
+	xr_requester_rewind(qp, psn);
+	qp->rnr_deadline = now + (uint64_t)xr_rnr_timer_us[timer] * 1000;
+	qp->retry_deadline = 0;
+}
+
+static void nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t code, uint64_t now)
+{
+	/* Nothing outstanding, or not a PSN in flight: no request of ours was refused. */
+	if (!in_window(qp, psn)) {
+		drop_ghost(qp);
+		return;
+	}
+	count_nak_received(qp, code);
+	/* Implicitly acknowledges what precedes psn. */
+	ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
+	if (code != XR_NAK_PSN_SEQ_ERR) {
+		fail_at(qp, psn, nak_status(code));
+		return;
+	}
+	/* Resend from psn. */
+	if (xr_psn_diff(psn, qp->acked_psn) == 1) {
+		cwnd_on_loss(qp, false);
+		xr_requester_rewind(qp, psn);
+	}
+	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
+}
+
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 {
 	uint8_t syn = pkt->aeth_syndrome, val = syn & XR_AETH_VALUE_MASK;
-	uint32_t psn = pkt->psn;
 
-	/* A response for a PSN never sent is a ghost: drop it. */
-	if (xr_psn_diff(psn, qp->snd_psn) >= 0)
-		return;
 	if (pkt->opcode != XR_OP_RC_ACK && (syn & XR_AETH_TYPE_MASK) == XR_AETH_ACK) {
 		read_atomic_response(qp, pkt, now);
 		return;
 	}
-
 	switch (syn & XR_AETH_TYPE_MASK) {
 	case XR_AETH_ACK:
-		ack_through(qp, psn, now);
+		plain_ack(qp, pkt->psn, now);
 		break;
 	case XR_AETH_RNR_NAK:
-		ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
-		qp->cnt.rnr_naks_rx++;
-		qp->core->stats.rnr_naks_rx++;
-		if (qp->rnr_retry != 7) {
-			if (qp->rnr_left == 0) {
-				fail_at(qp, psn, XR_WC_RNR_RETRY_EXC_ERR);
-				return;
-			}
-			qp->rnr_left--;
-		}
-		xr_requester_rewind(qp, psn);
-		qp->rnr_deadline = now + (uint64_t)xr_rnr_timer_us[val] * 1000;
-		qp->retry_deadline = 0;
+		rnr_nak(qp, pkt->psn, val, now);
 		break;
 	case XR_AETH_NAK:
-		count_nak_received(qp, val);
-		if (val == XR_NAK_PSN_SEQ_ERR) {
-			/* Implicitly acknowledges what precedes psn; resend from psn. */
-			ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
-			if (xr_psn_diff(psn, qp->acked_psn) == 1) {
-				cwnd_on_loss(qp, false);
-				xr_requester_rewind(qp, psn);
-			}
-			qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
-		} else {
-			ack_through(qp, xr_psn_add(psn, XR_PSN_MASK), now);
-			fail_at(qp, psn, nak_status(val));
-		}
+		nak(qp, pkt->psn, val, now);
 		break;
 	default:
 		break;

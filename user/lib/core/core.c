@@ -119,6 +119,51 @@ static uint32_t transport_of(const struct xr_qp_impl *qp)
 	}
 }
 
+static bool mac_is_multicast(const uint8_t mac[6])
+{
+	return mac[0] & 1;
+}
+
+static bool gid_is_local(const struct xr_core *core, const union xr_gid *gid)
+{
+	static const union xr_gid empty;
+
+	/* A GID that went away leaves its slot zero: no frame may match it. */
+	if (!memcmp(gid, &empty, sizeof(*gid)))
+		return false;
+	for (int i = 0; i < core->num_gids; i++)
+		if (!memcmp(&core->gids[i], gid, sizeof(*gid)))
+			return true;
+	return false;
+}
+
+/*
+ * Whether a frame is one the QP it names may believe, by its addresses: a
+ * connected QP's only from its peer to its own GID, a datagram's to any GID
+ * of this device. Counts the reason when not. Before RTR a connected QP has
+ * no path yet; the state check refuses its frames.
+ */
+static bool fits_path(struct xr_core *core, const struct xr_qp_impl *qp, const struct xr_pkt *pkt)
+{
+	if (qp->pub.qp_type == XR_QPT_UD) {
+		if (gid_is_local(core, &pkt->dgid))
+			return true;
+		core->stats.rx_bad_dst++;
+		return false;
+	}
+	if (qp->pub.state < XR_QPS_RTR)
+		return true;
+	if (memcmp(&pkt->sgid, &qp->path.dgid, sizeof(pkt->sgid))) {
+		core->stats.rx_bad_src++;
+		return false;
+	}
+	if (memcmp(&pkt->dgid, &qp->path.sgid, sizeof(pkt->dgid))) {
+		core->stats.rx_bad_dst++;
+		return false;
+	}
+	return true;
+}
+
 void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now)
 {
 	struct xr_qp_impl *qp;
@@ -132,6 +177,16 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 	/* Checked before anything else: a corrupted frame must never touch a QP. */
 	if (!xr_pkt_icrc_ok(&pkt)) {
 		core->stats.rx_bad_icrc++;
+		return;
+	}
+	/*
+	 * A segment that floods unknown unicast shows us frames meant for other
+	 * hosts, whose QPNs may well exist here too; only datagrams come to a
+	 * group's MAC.
+	 */
+	if (memcmp(pkt.dmac, core->mac, sizeof(core->mac)) &&
+	    !(mac_is_multicast(pkt.dmac) && xr_opcode_transport(pkt.opcode) == XR_TRANSPORT_UD)) {
+		core->stats.rx_bad_dst++;
 		return;
 	}
 	if (pkt.dqpn == XR_MULTICAST_QPN) {
@@ -150,6 +205,8 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		core->stats.rx_bad_pkey++;
 		return;
 	}
+	if (!fits_path(core, qp, &pkt))
+		return;
 	/* A frame of another transport than the QP's, or for a QP that takes none. */
 	if (xr_opcode_transport(pkt.opcode) != transport_of(qp) || qp->pub.state < XR_QPS_RTR ||
 	    qp->pub.state == XR_QPS_ERR) {
