@@ -37,11 +37,6 @@
 /* The requester asks for an ACK at least this often inside a long message. */
 #define XR_ACKREQ_INTERVAL 64
 
-/* The largest message a WR may carry or a READ ask for (max_msg_sz), as mlx5's. */
-#ifndef XR_MAX_MSG_SZ
-#define XR_MAX_MSG_SZ (1u << 30)
-#endif
-
 /* READ/atomic responder resources a QP can keep (max_dest_rd_atomic). */
 #define XR_MAX_RD_ATOMIC 16
 
