@@ -142,3 +142,41 @@ void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping)
 			__atomic_store_n(&entry_of(core->qps[i])->engine_sleeping, sleeping,
 					 __ATOMIC_SEQ_CST);
 }
+
+/*
+ * Only the MAC of a published entry: the rest (xdp_ack above all, which XDP
+ * may have moved since the engine last looked) stays as it is. Closed
+ * meanwhile, as every write of the entry's fields.
+ */
+static void republish_local_mac(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+	uint32_t st;
+
+	if (!e)
+		return;
+	st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+	if (st == XR_XDP_QP_NONE)
+		return;
+	__atomic_store_n(&e->state, XR_XDP_QP_CLOSED, __ATOMIC_SEQ_CST);
+	memcpy(e->local_mac, qp->core->mac, sizeof(e->local_mac));
+	__atomic_store_n(&e->state, st, __ATOMIC_SEQ_CST);
+}
+
+void xr_core_mac_changed(struct xr_core *core, const uint8_t mac[6])
+{
+	uint8_t old[6];
+
+	memcpy(old, core->mac, sizeof(old));
+	memcpy(core->mac, mac, sizeof(core->mac));
+	for (uint32_t i = 0; i < XR_MAX_QP; i++) {
+		struct xr_qp_impl *qp = core->qps[i];
+
+		if (!qp)
+			continue;
+		/* Paths given before the change were from the old address: now from the new. */
+		if (!memcmp(qp->path.smac, old, sizeof(old)))
+			memcpy(qp->path.smac, mac, sizeof(qp->path.smac));
+		republish_local_mac(qp);
+	}
+}
