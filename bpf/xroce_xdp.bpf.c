@@ -463,7 +463,7 @@ static __always_inline int check_binding(struct xdp_md *ctx, struct xr_qp_entry 
 		counters->drop_bad_dst++;
 		return XDP_DROP;
 	}
-	/* A UD QP takes datagrams from anyone; a connected one without a path is CLOSED. */
+	/* A UD QP takes datagrams from anyone; a connected one has a path from RTR on. */
 	if (ud || !READ_ONCE(qp->path_valid))
 		return FRAME_BOUND;
 	if (!frame_gid(l3, data_end, ipv6, false, gid))
@@ -484,9 +484,9 @@ static __always_inline int check_binding(struct xdp_md *ctx, struct xr_qp_entry 
 /*
  * A datagram to a multicast group (destination QPN 0xFFFFFF) goes to the
  * engine, which hands it to every attached QP, only when a local QP is
- * attached to the group its destination address names. A group address
- * travels to a group MAC: a unicast one names some host's interface, for a
- * frame that IP would not deliver here either.
+ * attached to the group its destination address names, and only to a group
+ * MAC: with no QP entry to name this interface's own MAC, a unicast one is
+ * taken for another host's.
  */
 static __always_inline int steer_multicast(struct xdp_md *ctx, void *l3, bool ipv6, __u32 opflags,
 					   struct xr_xdp_stats *counters)
@@ -575,7 +575,7 @@ int xroce_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 
-	/* xroce has one partition, the default one, as rxe without P_Key tables. */
+	/* xroce's P_Key table holds the default P_Key alone, as rxe's does. */
 	if (bth->pkey != bpf_htons(XR_DEFAULT_PKEY)) {
 		counters->drop_bad_pkey++;
 		return XDP_DROP;
@@ -609,7 +609,7 @@ int xroce_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	/* The ACK answer_duplicate builds goes along the path: only once there is one. */
+	/* Both need the path: the ACK absorbed came from the peer, the one built goes to it. */
 	fast_path = READ_ONCE(qp->fast_path);
 	if (fast_path && qp->qp_type == XR_QPT_RC && READ_ONCE(qp->path_valid) &&
 	    fast_path_layout(data, data_end, udp)) {
