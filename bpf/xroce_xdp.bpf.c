@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * The xroce XDP program: hands everything that is not RoCEv2 to the kernel,
- * drops malformed RoCEv2 frames and frames for QPs that are not open here
- * (each reason counted), and steers the rest to the AF_XDP socket of the rx
- * queue. The engine in userspace trusts what arrives on its socket to have
- * complete headers for its opcode, so every check here is a bound it relies on.
+ * drops malformed RoCEv2 frames, frames for QPs that are not open here and
+ * frames that do not fit the QP's addresses (each reason counted), and steers
+ * the rest to the AF_XDP socket of the rx queue. The engine in userspace
+ * trusts what arrives on its socket to have complete headers for its opcode,
+ * so every check here is a bound it relies on.
  *
  * Two fast paths spare the engine work it would only repeat (the contract is
  * in xroce/xdp_shared.h): plain ACKs are absorbed into the QP's entry, and
  * duplicate SEND/WRITE requests are answered with an ACK sent back by XDP_TX.
- * Both verify the ICRC of what they consume; anything they are unsure about
- * goes to the engine as before.
+ * Both see only frames bound to their connection (P_Key, MACs, IPs), verify
+ * the ICRC of what they consume, and anything they are unsure about goes to
+ * the engine as before.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -284,23 +286,24 @@ static __always_inline __u16 ipv4_header_checksum(struct iphdr *ip)
 /*
  * A SEND or WRITE request behind the committed expected PSN was placed
  * already; the requester lost our ACK. Turn the frame into the ACK the spec
- * requires (PSN committed - 1, the committed MSN) and send it back.
+ * requires (PSN committed - 1, the committed MSN) and send it back along the
+ * QP's own path: its peer's MAC and IP from ours, never the frame's source,
+ * which a router may have rewritten or a third host forged.
  * READs and atomics need their saved responses: those stay the engine's.
  */
 static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_entry *qp,
 					    struct xr_bth *bth, __u32 opflags, __u32 udp_len,
 					    struct xr_xdp_stats *counters)
 {
-	__u8 peer_mac[ETH_ALEN], our_mac[ETH_ALEN];
 	__u32 icrc_off = XR_FAST_UDP_OFF + udp_len - XR_ICRC_SIZE;
-	__u32 epsn, msn, peer_ip, our_ip;
+	__u32 epsn, msn;
 	__u64 committed;
 	struct ethhdr *eth;
 	struct udphdr *udp;
 	struct iphdr *ip;
 	struct xr_aeth *aeth;
 	__s64 crc;
-	__u8 tos, *icrc;
+	__u8 *icrc;
 	__s32 behind;
 	void *data, *data_end;
 
@@ -323,17 +326,6 @@ static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_ent
 
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	ip = data + XR_FAST_IP_OFF;
-	if ((void *)(ip + 1) > data_end)
-		return FAST_PATH_DECLINED;
-	__builtin_memcpy(our_mac, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(peer_mac, eth->h_source, ETH_ALEN);
-	our_ip = ip->daddr;
-	peer_ip = ip->saddr;
-	/* Keep the request's DSCP; its ECN marks were for that frame alone. */
-	tos = ip->tos & ~0x3;
-
 	if (bpf_xdp_adjust_tail(ctx, (int)ACK_FRAME_LEN - (int)(data_end - data)))
 		return FAST_PATH_DECLINED;
 	data = (void *)(long)ctx->data;
@@ -346,17 +338,21 @@ static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_ent
 	bth = data + XR_FAST_BTH_OFF;
 	aeth = data + XR_FAST_EXT_OFF;
 
-	__builtin_memcpy(eth->h_dest, peer_mac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, our_mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, qp->peer_mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, qp->local_mac, ETH_ALEN);
 	ip->version = 4;
 	ip->ihl = 5;
-	ip->tos = tos;
+	/* The path's DSCP; ECN marks are the network's to set. */
+	ip->tos = qp->traffic_class & ~0x3;
 	ip->tot_len = bpf_htons(sizeof(*ip) + ACK_UDP_LEN);
+	/* Atomic (DF, never fragmented): its ID identifies nothing (RFC 6864). */
+	ip->id = 0;
 	ip->frag_off = bpf_htons(IPV4_DONT_FRAGMENT);
 	ip->ttl = 64;
 	ip->protocol = IPPROTO_UDP;
-	ip->saddr = our_ip;
-	ip->daddr = peer_ip;
+	/* Both IPv4-mapped: the binding check let only an IPv4 frame of this path in. */
+	__builtin_memcpy(&ip->saddr, &qp->local_gid[12], sizeof(ip->saddr));
+	__builtin_memcpy(&ip->daddr, &qp->peer_gid[12], sizeof(ip->daddr));
 	ip->check = 0;
 	ip->check = ipv4_header_checksum(ip);
 	udp->source = bpf_htons(READ_ONCE(qp->udp_sport));
@@ -402,36 +398,118 @@ static __always_inline int steer_to_engine(struct xdp_md *ctx, __u64 *rx_frames,
 }
 
 /*
+ * The frame's source or destination address as a GID, the form paths and
+ * groups are kept in (IPv4 IPv4-mapped). False only when the IP header is
+ * not in the frame, which find_roce_udp rules out.
+ */
+static __always_inline bool frame_gid(void *l3, void *data_end, bool ipv6, bool source,
+				      __u8 gid[16])
+{
+	if (ipv6) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return false;
+		__builtin_memcpy(gid, source ? &ip6->saddr : &ip6->daddr, 16);
+	} else {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > data_end)
+			return false;
+		__builtin_memset(gid, 0, 10);
+		gid[10] = gid[11] = 0xff;
+		__builtin_memcpy(&gid[12], source ? &ip->saddr : &ip->daddr, 4);
+	}
+	return true;
+}
+
+static __always_inline bool bytes_equal(const __u8 *a, const __u8 *b, int len)
+{
+	__u8 diff = 0;
+	int i;
+
+	for (i = 0; i < len; i++)
+		diff |= a[i] ^ b[i];
+	return !diff;
+}
+
+/* The group bit of a destination MAC: multicast or broadcast. */
+static __always_inline bool mac_is_group(const __u8 *mac)
+{
+	return mac[0] & 1;
+}
+
+/* check_binding found the frame addressed as its QP's entry says. */
+#define FRAME_BOUND -1
+
+/*
+ * Whether a frame for qp is addressed as qp's entry says (the binding in
+ * xroce/xdp_shared.h): to this interface's MAC, or to a group MAC for UD;
+ * for a connected QP whose path is set, from its peer's GID to its own.
+ * FRAME_BOUND, or the action for a frame that does not fit, counted.
+ */
+static __always_inline int check_binding(struct xdp_md *ctx, struct xr_qp_entry *qp, void *l3,
+					 bool ipv6, struct xr_xdp_stats *counters)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	bool ud = qp->qp_type == XR_QPT_UD;
+	__u8 gid[16];
+
+	if ((void *)(eth + 1) > data_end)
+		return XDP_ABORTED; /* find_roce_udp checked it: cannot happen */
+	if (mac_is_group(eth->h_dest) ? !ud : !bytes_equal(eth->h_dest, qp->local_mac, ETH_ALEN)) {
+		counters->drop_bad_dst++;
+		return XDP_DROP;
+	}
+	/* A UD QP takes datagrams from anyone; a connected one has a path from RTR on. */
+	if (ud || !READ_ONCE(qp->path_valid))
+		return FRAME_BOUND;
+	if (!frame_gid(l3, data_end, ipv6, false, gid))
+		return XDP_ABORTED;
+	if (!bytes_equal(gid, qp->local_gid, sizeof(gid))) {
+		counters->drop_bad_dst++;
+		return XDP_DROP;
+	}
+	if (!frame_gid(l3, data_end, ipv6, true, gid))
+		return XDP_ABORTED;
+	if (!bytes_equal(gid, qp->peer_gid, sizeof(gid))) {
+		counters->drop_bad_src++;
+		return XDP_DROP;
+	}
+	return FRAME_BOUND;
+}
+
+/*
  * A datagram to a multicast group (destination QPN 0xFFFFFF) goes to the
  * engine, which hands it to every attached QP, only when a local QP is
- * attached to the group its destination address names.
+ * attached to the group its destination address names, and only to a group
+ * MAC: with no QP entry to name this interface's own MAC, a unicast one is
+ * taken for another host's.
  */
 static __always_inline int steer_multicast(struct xdp_md *ctx, void *l3, bool ipv6, __u32 opflags,
 					   struct xr_xdp_stats *counters)
 {
+	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct xr_mcast_key key = {};
 	struct xr_mcast_entry *group;
+	struct ethhdr *eth = data;
 
 	/* Only UD is multicast: any other transport names a QP that does not exist. */
 	if (!(opflags & XR_OPF_DETH)) {
 		counters->drop_unknown_qp++;
 		return XDP_DROP;
 	}
-	if (ipv6) {
-		struct ipv6hdr *ip6 = l3;
-
-		if ((void *)(ip6 + 1) > data_end)
-			return XDP_ABORTED; /* find_roce_udp checked it: cannot happen */
-		__builtin_memcpy(key.gid, &ip6->daddr, 16);
-	} else {
-		struct iphdr *ip = l3;
-
-		if ((void *)(ip + 1) > data_end)
-			return XDP_ABORTED;
-		key.gid[10] = key.gid[11] = 0xff;
-		__builtin_memcpy(&key.gid[12], &ip->daddr, 4);
+	if ((void *)(eth + 1) > data_end)
+		return XDP_ABORTED; /* find_roce_udp checked it: cannot happen */
+	if (!mac_is_group(eth->h_dest)) {
+		counters->drop_bad_dst++;
+		return XDP_DROP;
 	}
+	if (!frame_gid(l3, data_end, ipv6, false, key.gid))
+		return XDP_ABORTED;
 	group = bpf_map_lookup_elem(&mcast_groups, &key);
 	if (!group) {
 		counters->drop_mcast_unjoined++;
@@ -450,8 +528,9 @@ int xroce_xdp(struct xdp_md *ctx)
 	struct xr_opinfo info;
 	struct udphdr *udp;
 	struct xr_bth *bth;
-	__u32 ip_payload_len = 0, udp_len, slot, zero = 0;
+	__u32 ip_payload_len = 0, udp_len, dqpn, slot, zero = 0;
 	__u32 pad;
+	int action;
 	__u16 fast_path;
 	bool ipv6 = false;
 	void *l3 = NULL;
@@ -496,12 +575,18 @@ int xroce_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 
-	if ((bpf_ntohl(bth->qpn) & XR_QPN_MASK) == XR_MULTICAST_QPN)
+	/* xroce's P_Key table holds the default P_Key alone, as rxe's does. */
+	if (bth->pkey != bpf_htons(XR_DEFAULT_PKEY)) {
+		counters->drop_bad_pkey++;
+		return XDP_DROP;
+	}
+	dqpn = bpf_ntohl(bth->qpn) & XR_QPN_MASK;
+	if (dqpn == XR_MULTICAST_QPN)
 		return steer_multicast(ctx, l3, ipv6, info.flags, counters);
-	/* GSI (QPN 1) has no slot and falls out as unknown. */
-	slot = (bpf_ntohl(bth->qpn) & XR_QPN_MASK) - XR_QPN_BASE;
-	qp = slot < XR_MAX_QP ? bpf_map_lookup_elem(&qp_table, &slot) : NULL;
-	if (!qp || qp->state == XR_XDP_QP_NONE) {
+	/* Only the QPN the slot holds now: another one sharing the slot is gone or not yet. */
+	slot = xr_qpn_slot(dqpn);
+	qp = bpf_map_lookup_elem(&qp_table, &slot);
+	if (!qp || qp->state == XR_XDP_QP_NONE || READ_ONCE(qp->qpn) != dqpn) {
 		counters->drop_unknown_qp++;
 		return XDP_DROP;
 	}
@@ -509,6 +594,9 @@ int xroce_xdp(struct xdp_md *ctx)
 		counters->drop_qp_state++;
 		return XDP_DROP;
 	}
+	action = check_binding(ctx, qp, l3, ipv6, counters);
+	if (action != FRAME_BOUND)
+		return action;
 	/* A datagram is for its QP only with that QP's Q_Key (the DETH follows the BTH). */
 	if ((info.flags & XR_OPF_DETH) && qp->qp_type == XR_QPT_UD) {
 		struct xr_deth *deth = (void *)(bth + 1);
@@ -521,10 +609,11 @@ int xroce_xdp(struct xdp_md *ctx)
 		}
 	}
 
+	/* Both need the path: the ACK absorbed came from the peer, the one built goes to it. */
 	fast_path = READ_ONCE(qp->fast_path);
-	if (fast_path && qp->qp_type == XR_QPT_RC && fast_path_layout(data, data_end, udp)) {
-		int action = FAST_PATH_DECLINED;
-
+	if (fast_path && qp->qp_type == XR_QPT_RC && READ_ONCE(qp->path_valid) &&
+	    fast_path_layout(data, data_end, udp)) {
+		action = FAST_PATH_DECLINED;
 		if (fast_path & XR_XDP_FAST_ACK)
 			action = absorb_ack(ctx, qp, bth, udp_len, counters);
 		if (action == FAST_PATH_DECLINED && (fast_path & XR_XDP_FAST_DUP))

@@ -70,7 +70,14 @@ struct xr_qp_counters {
  * program and the engine. Ownership is per field, and the pairs that must be
  * read together are packed into one 64-bit word, written atomically.
  *
- * XDP fast paths (RC, IPv4):
+ * Before anything else XDP binds a frame to the QP its destination QPN
+ * names: the entry at xr_qpn_slot(QPN) must hold that QPN (qpn), the P_Key
+ * must be the default one, and the addresses must fit the path below
+ * (drop_bad_dst, drop_bad_src otherwise). A group (multicast, broadcast)
+ * MAC is for UD only, and a datagram to QPN 0xFFFFFF must come to one; UD
+ * takes datagrams from any source.
+ *
+ * XDP fast paths (RC, IPv4, from RTR: the path is valid), on bound frames only:
  *  - requester side: a plain ACK (opcode 0x11, syndrome ACK) for this QP,
  *    with a valid ICRC, whose PSN lies in [acked PSN, req_next_psn), is
  *    absorbed: XDP advances xdp_ack (compare-and-swap, never backwards) and
@@ -80,7 +87,9 @@ struct xr_qp_counters {
  *  - responder side: a SEND/WRITE request whose PSN is in the duplicate
  *    region behind the committed expected PSN (at most 2^22 behind) is turned
  *    into the ACK the spec requires (PSN = committed - 1, MSN = committed MSN)
- *    and sent back with XDP_TX. Only userspace advances the committed PSN,
+ *    and sent with XDP_TX along the path: to peer_mac/peer_gid from
+ *    local_mac/local_gid, DSCP of traffic_class, from udp_sport; nothing of
+ *    the request's own addresses. Only userspace advances the committed PSN,
  *    after the request was placed: XDP never acknowledges anything unplaced.
  */
 struct xr_qp_entry {

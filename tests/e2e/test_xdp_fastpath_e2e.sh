@@ -9,6 +9,8 @@
 #   2. through tests/e2e/middlebox.c duplicating 5% of the sender's requests:
 #      the run passes, and the receiver's XDP answered duplicates itself
 #      (dups_answered > 0) with ACKs the sender accepted.
+# In both, XDP's address binding dropped none of the peers' frames
+# (drop_bad_src, drop_bad_dst, drop_bad_pkey stay 0 at both ends).
 # Needs root. Env: BUILD (build dir, default build).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -57,6 +59,15 @@ counter() {
 	awk -v c="$1" '$1 == c { print $2 }' <<<"$2"
 }
 
+# LABEL IFNAME STATS: real peers' frames all fit their QPs' paths.
+expect_bound() {
+	local name value
+	for name in drop_bad_src drop_bad_dst drop_bad_pkey; do
+		value=$(counter "$name" "$3")
+		[ "$value" = 0 ] || fail "$1: $2: $name is '$value': XDP dropped a peer's frame as unbound"
+	done
+}
+
 sender_stats=$(netns_exec "$NETNS_B" "$xroce" stats "$VETH_B") || fail "xroce stats $VETH_B failed"
 receiver_stats=$(netns_exec "$NETNS_A" "$xroce" stats "$VETH_A") || fail "xroce stats $VETH_A failed"
 echo "--- xroce stats $VETH_B (sender):"
@@ -76,6 +87,9 @@ for name in drop_bad_icrc dups_answered; do
 done
 [ "$(counter drop_bad_icrc "$receiver_stats")" = 0 ] ||
 	fail "$VETH_A: drop_bad_icrc is not 0: valid requests failed the BPF ICRC"
+
+expect_bound "veth pair" "$VETH_B" "$sender_stats"
+expect_bound "veth pair" "$VETH_A" "$receiver_stats"
 
 total=$((absorbed + to_engine))
 echo "ok   ACKs at the sender: $absorbed absorbed in XDP, $to_engine to the engine" \
@@ -103,6 +117,7 @@ fi
 for end in "$VETH_A:$receiver_stats" "$VETH_B:$sender_stats"; do
 	[ "$(counter drop_bad_icrc "${end#*:}")" = 0 ] ||
 		fail "${end%%:*}: drop_bad_icrc is not 0: a valid frame failed the BPF ICRC"
+	expect_bound "middlebox" "${end%%:*}" "${end#*:}"
 done
 echo "ok   $duplicated requests duplicated: $answered answered in XDP," \
 	"$(counter acks_absorbed "$sender_stats") ACKs absorbed at the sender"

@@ -9,7 +9,6 @@
  * frames were received and echoed.
  */
 #include <errno.h>
-#include <net/if.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "netlink.h"
 #include "xdp_attach.h"
 #include "xroce/xroce.h"
 #include "xsk_port.h"
@@ -108,6 +108,8 @@ int main(int argc, char **argv)
 	struct echo_counts counts = {0};
 	struct xr_xdp_handle handle;
 	struct xr_xdp_stats stats = {0};
+	struct xr_netdev_info link;
+	struct xr_qp_entry *entry;
 	struct xr_xsk_port *port;
 	bool attached_here = false;
 	unsigned long count;
@@ -132,11 +134,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	cfg.ifindex = (int)if_nametoindex(ifname);
-	if (!cfg.ifindex) {
+	if (xr_nl_get_link(ifname, &link)) {
 		fprintf(stderr, "xsk_port_echo: no interface %s\n", ifname);
 		return 1;
 	}
+	cfg.ifindex = link.ifindex;
 	if (!xr_xdp_is_attached(ifname)) {
 		err = xr_xdp_attach(ifname, NULL, NULL);
 		if (err) {
@@ -156,14 +158,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xsk_port_echo: open port on %s: %s\n", ifname, strerror(-err));
 		goto close_handle;
 	}
-	handle.qp_table[0].qp_type = XR_QPT_RC;
-	handle.qp_table[0].state = XR_XDP_QP_ACTIVE;
+	/* An RC QP before it has a path: XDP binds its frames to this interface's MAC only. */
+	entry = &handle.qp_table[xr_qpn_slot(XR_QPN_BASE)];
+	entry->qp_type = XR_QPT_RC;
+	entry->qpn = XR_QPN_BASE;
+	memcpy(entry->local_mac, link.mac, ETH_ALEN);
+	__atomic_store_n(&entry->state, XR_XDP_QP_ACTIVE, __ATOMIC_SEQ_CST);
 	printf("ready queues=%d\n", xr_xsk_port_nfds(port));
 	fflush(stdout);
 
 	run_echo(port, count, &counts);
 
-	handle.qp_table[0].state = XR_XDP_QP_NONE;
+	__atomic_store_n(&entry->state, XR_XDP_QP_NONE, __ATOMIC_SEQ_CST);
 	xr_xsk_port_close(port);
 	xr_xdp_read_stats(ifname, &stats);
 	printf("received=%lu echoed=%lu no_tx_buffer=%lu xdp_redirected=%llu "

@@ -8,7 +8,11 @@
  * against the userspace one in both directions.
  *
  * Each case asserts the action, that exactly the expected counters moved by
- * one, and the QP entry afterwards (xdp_ack, per-QP counters). With nothing
+ * one, and the QP entry afterwards (xdp_ack, per-QP counters). The entries
+ * carry the connection's path as the library publishes it from RTR; frames
+ * that do not fit it (another source, P_Key, destination) reach neither fast
+ * path, and the ACK a duplicate is answered with goes along that path,
+ * whatever the duplicate's own addresses. With nothing
  * in the XSKMAP a steered frame comes back XDP_DROP as drop_no_socket; the
  * last cases bind an AF_XDP socket on lo in a private network namespace to
  * see the redirect itself (a sleeping engine gets its ACK).
@@ -20,12 +24,14 @@
 #include "xroce/xroce.h"
 
 #define FRAME_MAX 4096
-#define QPN_REQUESTER (XR_QPN_BASE + 3)
-#define QPN_RESPONDER (XR_QPN_BASE + 4)
+#define QPN_REQUESTER 0x7b2003
+#define QPN_RESPONDER 0x7b2004
 #define PEER_QPN 0x1234
 #define OUR_SPORT 0xc123
 #define PEER_SPORT 0xc456
 #define ACK_FRAME_LEN 62
+/* The path's traffic class: DSCP 26 and an ECN codepoint, which replies must not copy. */
+#define PATH_TCLASS (26 << 2 | 0x2)
 
 /* Requester: PSNs up to 0xfffff0 acknowledged, sent up to 0x000010 (wraps). */
 #define REQ_ACKED 0xfffff0u
@@ -36,8 +42,11 @@
 
 static const uint8_t our_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
 static const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
+static const uint8_t router_mac[6] = {0x02, 0, 0, 0, 0, 0xfe};
+static const uint8_t other_host_mac[6] = {0x02, 0, 0, 0, 0, 0x03};
 static const uint8_t our_ip[4] = {10, 1, 0, 1};
 static const uint8_t peer_ip[4] = {10, 1, 0, 2};
+static const uint8_t foreign_ip[4] = {10, 1, 0, 66};
 
 #define COUNTER(field) (1u << XT_COUNTER_INDEX(field))
 
@@ -74,19 +83,26 @@ static void set_gid_v4(union xr_gid *gid, const uint8_t ip[4])
 	memcpy(gid->raw + 12, ip, 4);
 }
 
-/* A request or response from the peer to one of our QPs, sealed with its ICRC. */
-static void build(struct frame *f, uint8_t opcode, uint32_t dqpn, uint32_t psn,
-		  uint32_t payload_len)
+/* How the peer's frames come to us: from its MAC and IP to ours. */
+static struct xr_path from_peer(void)
 {
 	struct xr_path path = {.udp_sport = PEER_SPORT};
-	struct xr_bth_fields bth = {.opcode = opcode, .dqpn = dqpn, .psn = psn, .ackreq = true};
-	uint32_t i;
 
 	memcpy(path.smac, peer_mac, 6);
 	memcpy(path.dmac, our_mac, 6);
 	set_gid_v4(&path.sgid, peer_ip);
 	set_gid_v4(&path.dgid, our_ip);
-	if (xr_pkt_build(f->data, sizeof(f->data), &path, &bth, payload_len, 0x4242, &f->out)) {
+	return path;
+}
+
+/* A request or response along path to one of our QPs, sealed with its ICRC. */
+static void build_on(struct frame *f, const struct xr_path *path, uint8_t opcode, uint32_t dqpn,
+		     uint32_t psn, uint32_t payload_len)
+{
+	struct xr_bth_fields bth = {.opcode = opcode, .dqpn = dqpn, .psn = psn, .ackreq = true};
+	uint32_t i;
+
+	if (xr_pkt_build(f->data, sizeof(f->data), path, &bth, payload_len, 0x4242, &f->out)) {
 		fprintf(stderr, "test_xdp_fastpath: cannot build opcode 0x%02x\n", opcode);
 		exit(1);
 	}
@@ -101,18 +117,43 @@ static void build(struct frame *f, uint8_t opcode, uint32_t dqpn, uint32_t psn,
 	xr_pkt_seal(&f->out);
 }
 
-/* A plain ACK (or NAK, by syndrome) from the peer to our requester. */
-static void build_ack(struct frame *f, uint32_t psn, uint8_t syndrome, uint32_t msn)
+/* The same from the peer. */
+static void build(struct frame *f, uint8_t opcode, uint32_t dqpn, uint32_t psn,
+		  uint32_t payload_len)
+{
+	struct xr_path path = from_peer();
+
+	build_on(f, &path, opcode, dqpn, psn, payload_len);
+}
+
+/* A plain ACK (or NAK, by syndrome) along path to our requester. */
+static void build_ack_on(struct frame *f, const struct xr_path *path, uint32_t psn,
+			 uint8_t syndrome, uint32_t msn)
 {
 	uint8_t *aeth;
 
-	build(f, XR_OP_RC_ACK, QPN_REQUESTER, psn, 0);
+	build_on(f, path, XR_OP_RC_ACK, QPN_REQUESTER, psn, 0);
 	aeth = f->out.ext;
 	aeth[0] = syndrome;
 	aeth[1] = msn >> 16;
 	aeth[2] = msn >> 8;
 	aeth[3] = msn;
 	f->out.bth[8] &= 0x7f; /* ACKs request no ACK */
+	xr_pkt_seal(&f->out);
+}
+
+static void build_ack(struct frame *f, uint32_t psn, uint8_t syndrome, uint32_t msn)
+{
+	struct xr_path path = from_peer();
+
+	build_ack_on(f, &path, psn, syndrome, msn);
+}
+
+/* Another P_Key, sealed again: the ICRC covers it, so only the P_Key is wrong. */
+static void set_pkey(struct frame *f, uint16_t pkey)
+{
+	f->out.bth[2] = pkey >> 8;
+	f->out.bth[3] = pkey;
 	xr_pkt_seal(&f->out);
 }
 
@@ -128,9 +169,20 @@ static void reset_qps(void)
 	    .dest_qpn = PEER_QPN,
 	    .udp_sport = OUR_SPORT,
 	    .fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP,
+	    .qpn = QPN_REQUESTER,
+	    .traffic_class = PATH_TCLASS,
+	    .path_valid = 1,
 	};
+	union xr_gid gid;
 
+	memcpy(e.local_mac, our_mac, 6);
+	memcpy(e.peer_mac, peer_mac, 6);
+	set_gid_v4(&gid, our_ip);
+	memcpy(e.local_gid, gid.raw, 16);
+	set_gid_v4(&gid, peer_ip);
+	memcpy(e.peer_gid, gid.raw, 16);
 	xt_put_entry(QPN_REQUESTER, &e);
+	e.qpn = QPN_RESPONDER;
 	e.committed = xr_pack_psn_msn(RESP_EPSN, RESP_MSN);
 	e.xdp_ack = 0;
 	e.req_next_psn = 0;
@@ -241,20 +293,26 @@ static void test_ack_declined(void)
 	build(&f, XR_OP_RC_ATOMIC_ACK, QPN_REQUESTER, 0x000004, 0);
 	run("atomic ACK goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res, true);
 
-	/* An IPv6 path: the fast paths handle IPv4 only. */
+	/* An IPv6 path (frames fit it): the fast paths handle IPv4 only. */
 	{
-		struct xr_path path = {.udp_sport = PEER_SPORT};
+		struct xr_path path = from_peer();
 		struct xr_bth_fields bth = {
 		    .opcode = XR_OP_RC_ACK, .dqpn = QPN_REQUESTER, .psn = 0x000004};
+		struct xr_qp_entry v4 = xt_get_entry(QPN_REQUESTER);
 
 		memset(path.sgid.raw, 0xfd, 16);
 		memset(path.dgid.raw, 0xfe, 16);
+		e = v4;
+		memcpy(e.peer_gid, path.sgid.raw, 16);
+		memcpy(e.local_gid, path.dgid.raw, 16);
+		xt_put_entry(QPN_REQUESTER, &e);
 		xr_pkt_build(f.data, sizeof(f.data), &path, &bth, 0, 0, &f.out);
 		f.out.ext[0] = XR_AETH_ACK_UNLIMITED;
 		f.len = f.out.frame_len;
 		xr_pkt_seal(&f.out);
 		run("ipv6 ACK goes to the engine", &f, XDP_DROP,
 		    COUNTER(drop_no_socket) | COUNTER(roce_ipv6), &res, true);
+		xt_put_entry(QPN_REQUESTER, &v4);
 	}
 
 	e = xt_get_entry(QPN_REQUESTER);
@@ -323,12 +381,16 @@ static void check_ack_out(const char *name, const struct result *res)
 		snprintf(why, sizeof(why), "UDP ports or checksum wrong (source 0x%04x)",
 			 pkt.udp_sport);
 	else if (memcmp(pkt.dmac, peer_mac, 6) || memcmp(pkt.smac, our_mac, 6))
-		snprintf(why, sizeof(why), "MAC addresses not swapped");
+		snprintf(why, sizeof(why), "MAC addresses not the path's");
 	else if (memcmp(ip + 12, our_ip, 4) || memcmp(ip + 16, peer_ip, 4))
-		snprintf(why, sizeof(why), "IP addresses not swapped");
-	else if (ip[8] != 64 || ip[6] != 0x40 || ip[7] != 0 || sum != 0xffff)
-		snprintf(why, sizeof(why), "IPv4: TTL %u, frag 0x%02x%02x, checksum sum 0x%x",
-			 ip[8], ip[6], ip[7], sum);
+		snprintf(why, sizeof(why), "IP addresses not the path's");
+	else if (ip[1] != (PATH_TCLASS & ~0x3))
+		snprintf(why, sizeof(why), "TOS 0x%02x, expected the path's DSCP 0x%02x", ip[1],
+			 PATH_TCLASS & ~0x3);
+	else if (ip[8] != 64 || ip[6] != 0x40 || ip[7] != 0 || ip[4] || ip[5] || sum != 0xffff)
+		snprintf(why, sizeof(why),
+			 "IPv4: TTL %u, frag 0x%02x%02x, ID 0x%02x%02x, checksum sum 0x%x", ip[8],
+			 ip[6], ip[7], ip[4], ip[5], sum);
 	if (why[0])
 		fail(name, why);
 }
@@ -457,6 +519,109 @@ static void test_duplicates_declined(void)
 		   xt_get_entry(QPN_RESPONDER).dups_answered, 0);
 }
 
+/* ---- binding: only frames of the connection reach the fast paths */
+
+/* Whether neither fast path acted on the QPs: no ACK absorbed, no duplicate answered. */
+static void expect_untouched(const char *name, __u64 xdp_ack)
+{
+	struct xr_qp_entry req = xt_get_entry(QPN_REQUESTER), resp = xt_get_entry(QPN_RESPONDER);
+
+	expect_u64(name, "xdp_ack", req.xdp_ack, xdp_ack);
+	expect_u64(name, "acks_absorbed", req.acks_absorbed, 0);
+	expect_u64(name, "dups_answered", resp.dups_answered, 0);
+}
+
+static void test_binding(void)
+{
+	struct xr_path path;
+	struct xr_qp_entry e;
+	struct result res;
+	struct frame f;
+	__u64 start;
+
+	reset_qps();
+	start = xt_get_entry(QPN_REQUESTER).xdp_ack;
+
+	path = from_peer();
+	set_gid_v4(&path.sgid, foreign_ip);
+	build_ack_on(&f, &path, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK from a foreign IPv4 source", &f, XDP_DROP, COUNTER(drop_bad_src), &res, true);
+	build_on(&f, &path, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	run("duplicate from a foreign IPv4 source", &f, XDP_DROP, COUNTER(drop_bad_src), &res,
+	    true);
+	/* The peer's IP from another MAC is a routed frame: only the IPs bind it. */
+	path = from_peer();
+	set_gid_v4(&path.dgid, foreign_ip);
+	build_ack_on(&f, &path, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK to another IPv4 address", &f, XDP_DROP, COUNTER(drop_bad_dst), &res, true);
+	build_on(&f, &path, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	run("duplicate to another IPv4 address", &f, XDP_DROP, COUNTER(drop_bad_dst), &res, true);
+	path = from_peer();
+	memcpy(path.dmac, other_host_mac, 6);
+	build_ack_on(&f, &path, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK to another host's MAC", &f, XDP_DROP, COUNTER(drop_bad_dst), &res, true);
+	build_on(&f, &path, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	run("duplicate to another host's MAC", &f, XDP_DROP, COUNTER(drop_bad_dst), &res, true);
+	path.dmac[0] = 0x01;
+	build_ack_on(&f, &path, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK to a multicast MAC", &f, XDP_DROP, COUNTER(drop_bad_dst), &res, true);
+
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	set_pkey(&f, 0x7fff);
+	run("ACK with P_Key 0x7fff (ICRC right)", &f, XDP_DROP, COUNTER(drop_bad_pkey), &res, true);
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	set_pkey(&f, 0x7fff);
+	run("duplicate with P_Key 0x7fff (ICRC right)", &f, XDP_DROP, COUNTER(drop_bad_pkey), &res,
+	    true);
+	/* The slot's QP is QPN_REQUESTER; a QPN that merely shares its slot is none of ours. */
+	path = from_peer();
+	build_on(&f, &path, XR_OP_RC_ACK, QPN_REQUESTER + XR_MAX_QP, 0x000004, 0);
+	f.out.ext[0] = XR_AETH_ACK_UNLIMITED;
+	xr_pkt_seal(&f.out);
+	run("ACK for a QPN sharing the requester's slot", &f, XDP_DROP, COUNTER(drop_unknown_qp),
+	    &res, true);
+	expect_untouched("frames not bound to the connection: entries", start);
+
+	/* An RC QP without its path (never so while ACTIVE) gets no fast path. */
+	e = xt_get_entry(QPN_REQUESTER);
+	e.path_valid = 0;
+	xt_put_entry(QPN_REQUESTER, &e);
+	e = xt_get_entry(QPN_RESPONDER);
+	e.path_valid = 0;
+	xt_put_entry(QPN_RESPONDER, &e);
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	run("ACK to an RC QP without a path goes to the engine", &f, XDP_DROP,
+	    COUNTER(drop_no_socket), &res, true);
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	run("duplicate to an RC QP without a path goes to the engine", &f, XDP_DROP,
+	    COUNTER(drop_no_socket), &res, true);
+	expect_untouched("RC QPs without a path: entries", start);
+}
+
+/*
+ * The answer goes along the stored path, whatever the duplicate's own
+ * addresses: through a router its source MAC is the router's, its TOS the
+ * network's. check_ack_out compares every address with the path.
+ */
+static void test_duplicate_answer_path(void)
+{
+	const char *name = "duplicate via a router: ACK to the path's peer MAC";
+	struct xr_path path = from_peer();
+	struct result res;
+	struct frame f;
+
+	reset_qps();
+	memcpy(path.smac, router_mac, 6);
+	path.traffic_class = 0x03; /* DSCP 0, ECN CE */
+	path.udp_sport = 0xd00d;
+	build_on(&f, &path, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 40);
+	if (run(name, &f, XDP_TX, COUNTER(dups_answered), &res, true)) {
+		check_ack_out(name, &res);
+		if (!memcmp(res.data, router_mac, 6))
+			fail(name, "answered to the router's MAC");
+	}
+}
+
 /* ---- with an AF_XDP socket: what goes to the engine really is redirected */
 
 static void with_socket_cases(void)
@@ -511,6 +676,8 @@ int main(void)
 	test_duplicates_answered();
 	test_duplicate_icrc_sweep();
 	test_duplicates_declined();
+	test_binding();
+	test_duplicate_answer_path();
 	test_with_socket();
 	return xt_finish(failures);
 }

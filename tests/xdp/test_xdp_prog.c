@@ -11,6 +11,11 @@
  * XDP_REDIRECT, the redirected counter and the QP's rx_frames. (Test runs do
  * not perform the redirect; the program's verdict is what is checked.)
  *
+ * The QPNs are not XR_QPN_BASE plus their slot, as a device's random ones
+ * are not. Frames go from PEER_MAC, 10.0.0.1 (fd00::1) to OUR_MAC, 10.0.0.2
+ * (fd00::2); the entries' addresses say so, and the binding cases change one
+ * address at a time.
+ *
  * ICRCs are left zero: with the QPs' fast paths off the program checks
  * none (test_xdp_fastpath covers the fast paths and their ICRC checks).
  * Needs root (loading BPF programs). Prints one line per case.
@@ -25,10 +30,14 @@
 #include "xdp_test_common.h"
 #include "xroce/wire.h"
 
-#define QPN_ACTIVE (XR_QPN_BASE + 5)
-#define QPN_CLOSED (XR_QPN_BASE + 6)
-#define QPN_NEVER_OPENED (XR_QPN_BASE + 7)
-#define QPN_UD (XR_QPN_BASE + 9)
+#define QPN_ACTIVE 0x5a1005
+#define QPN_CLOSED 0x5a1006
+#define QPN_NEVER_OPENED 0x5a1007
+#define QPN_UD 0x5a1009
+/* Connected QPs whose path is set (RTR and on): bound to their peer's IP too. */
+#define QPN_RC_V4 0x5a100a
+#define QPN_RC_V6 0x5a100b
+#define QPN_UC_V4 0x5a100c
 #define UD_QKEY 0x11111111u
 #define FRAME_MAX 512
 #define VLAN_TAG_SIZE 4
@@ -53,6 +62,14 @@ struct roce_spec {
 	uint8_t pad; /* BTH PadCnt; as many pad bytes are added */
 	uint16_t dport;
 };
+
+static const uint8_t our_mac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x01};
+static const uint8_t peer_mac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x02};
+static const uint8_t other_host_mac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x03};
+static const uint8_t our_ip4[4] = {10, 0, 0, 2};
+static const uint8_t peer_ip4[4] = {10, 0, 0, 1};
+static const uint8_t our_ip6[16] = {0xfd, [15] = 2};
+static const uint8_t peer_ip6[16] = {0xfd, [15] = 1};
 
 static int failures;
 
@@ -83,12 +100,10 @@ static uint16_t ipv4_checksum(const uint8_t *hdr, size_t len)
 /* Ethernet header (and VLAN tag); returns the offset of the L3 header. */
 static size_t put_ethernet(struct frame *f, uint16_t proto, bool vlan)
 {
-	static const uint8_t dst[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x01};
-	static const uint8_t src[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x02};
 	size_t off = 2 * ETH_ALEN;
 
-	memcpy(f->data, dst, ETH_ALEN);
-	memcpy(f->data + ETH_ALEN, src, ETH_ALEN);
+	memcpy(f->data, our_mac, ETH_ALEN);
+	memcpy(f->data + ETH_ALEN, peer_mac, ETH_ALEN);
 	if (vlan) {
 		put16(f->data + off, ETH_P_8021Q);
 		put16(f->data + off + 2, 42);
@@ -109,8 +124,8 @@ static size_t put_ipv4(struct frame *f, size_t off, uint8_t protocol, size_t pay
 	put16(ip + 6, 0x4000); /* DF, as rxe sends */
 	ip[8] = 64;
 	ip[9] = protocol;
-	put32(ip + 12, 0x0a000001);
-	put32(ip + 16, 0x0a000002);
+	memcpy(ip + 12, peer_ip4, 4);
+	memcpy(ip + 16, our_ip4, 4);
 	if (options)
 		memset(ip + 20, 1, 4); /* NOP options */
 	put16(ip + 10, ipv4_checksum(ip, ihl));
@@ -125,10 +140,8 @@ static size_t put_ipv6(struct frame *f, size_t off, uint8_t nexthdr, size_t payl
 	put16(ip + 4, payload);
 	ip[6] = nexthdr;
 	ip[7] = 64;
-	ip[8] = 0xfd;
-	ip[23] = 1;
-	ip[24] = 0xfd;
-	ip[39] = 2;
+	memcpy(ip + 8, peer_ip6, 16);
+	memcpy(ip + 24, our_ip6, 16);
 	return off + 40;
 }
 
@@ -229,11 +242,44 @@ static void check_roce(const char *name, const struct roce_spec *s, __u32 action
 	check(name, &f, action, counter);
 }
 
+/* An entry as the library publishes a QP of that type before it has a path. */
+static struct xr_qp_entry entry_for(__u32 qpn, __u32 state, __u32 qp_type)
+{
+	struct xr_qp_entry e = {.state = state, .qp_type = qp_type, .qpn = qpn};
+
+	memcpy(e.local_mac, our_mac, ETH_ALEN);
+	return e;
+}
+
 static void set_qp_state(__u32 qpn, __u32 state)
 {
-	struct xr_qp_entry entry = {.state = state, .qp_type = 0};
+	struct xr_qp_entry entry = entry_for(qpn, state, XR_QPT_RC);
 
 	xt_put_entry(qpn, &entry);
+}
+
+static void gid_of_ip4(uint8_t gid[16], const uint8_t ip[4])
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, ip, 4);
+}
+
+/* A connected QP in RTR or later: its path from our_* to peer_*. */
+static void set_connected_qp(__u32 qpn, __u32 qp_type, bool ipv6)
+{
+	struct xr_qp_entry e = entry_for(qpn, XR_XDP_QP_ACTIVE, qp_type);
+
+	memcpy(e.peer_mac, peer_mac, ETH_ALEN);
+	if (ipv6) {
+		memcpy(e.local_gid, our_ip6, 16);
+		memcpy(e.peer_gid, peer_ip6, 16);
+	} else {
+		gid_of_ip4(e.local_gid, our_ip4);
+		gid_of_ip4(e.peer_gid, peer_ip4);
+	}
+	e.path_valid = 1;
+	xt_put_entry(qpn, &e);
 }
 
 static void test_valid_frames(void)
@@ -396,25 +442,37 @@ static void test_queue_pairs(void)
 
 	s.qpn = QPN_NEVER_OPENED;
 	check_roce("QP slot never opened", &s, XDP_DROP, COUNTER(drop_unknown_qp));
-	s.qpn = XR_QPN_BASE + XR_MAX_QP;
-	check_roce("QPN just past the table", &s, XDP_DROP, COUNTER(drop_unknown_qp));
-	s.qpn = XR_QPN_BASE - 1;
-	check_roce("QPN just below the base", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	/* The slot is the QPN's low bits: other QPNs share it, and are not its QP. */
+	s.qpn = QPN_ACTIVE + XR_MAX_QP;
+	check_roce("QPN sharing the active QP's slot (+1024)", &s, XDP_DROP,
+		   COUNTER(drop_unknown_qp));
+	s.qpn = QPN_ACTIVE ^ 0x800000;
+	check_roce("QPN sharing the active QP's slot (top bit)", &s, XDP_DROP,
+		   COUNTER(drop_unknown_qp));
+	s.qpn = xr_qpn_slot(QPN_ACTIVE);
+	check_roce("QPN equal to the active QP's slot", &s, XDP_DROP, COUNTER(drop_unknown_qp));
 	s.qpn = 1;
 	check_roce("GSI QPN 1", &s, XDP_DROP, COUNTER(drop_unknown_qp));
-	s.opcode = XR_OP_UD_SEND_ONLY;
-	s.qpn = XR_MULTICAST_QPN;
-	check_roce("multicast QPN 0xffffff, no group attached", &s, XDP_DROP,
-		   COUNTER(drop_mcast_unjoined));
+	{
+		static const uint8_t group_mac[ETH_ALEN] = {0x01, 0x00, 0x5e, 0, 0, 2};
+		struct frame f;
+
+		s.opcode = XR_OP_UD_SEND_ONLY;
+		s.qpn = XR_MULTICAST_QPN;
+		build_roce(&f, &s);
+		memcpy(f.data, group_mac, ETH_ALEN);
+		check("multicast QPN 0xffffff, no group attached", &f, XDP_DROP,
+		      COUNTER(drop_mcast_unjoined));
+	}
 	s = send_only();
 	s.qpn = QPN_CLOSED;
 	check_roce("closed QP", &s, XDP_DROP, COUNTER(drop_qp_state));
 	/* A UD QP takes datagrams with its own Q_Key only. */
 	{
-		struct xr_qp_entry ud = {
-		    .state = XR_XDP_QP_ACTIVE, .qp_type = XR_QPT_UD, .qkey = UD_QKEY};
+		struct xr_qp_entry ud = entry_for(QPN_UD, XR_XDP_QP_ACTIVE, XR_QPT_UD);
 		struct frame f;
 
+		ud.qkey = UD_QKEY;
 		xt_put_entry(QPN_UD, &ud);
 		s = (struct roce_spec){.opcode = XR_OP_UD_SEND_ONLY, .qpn = QPN_UD, .payload = 8};
 		build_roce(&f, &s);
@@ -431,6 +489,170 @@ static void test_queue_pairs(void)
 	/* FECN/BECN and reserved bits above the 24-bit QPN do not change the QP. */
 	s.qpn = 0xc0000000u | QPN_ACTIVE;
 	check_roce("active QP with FECN and BECN set", &s, XDP_DROP, COUNTER(drop_no_socket));
+}
+
+/* Every frame names a P_Key; xroce is in the default partition only. */
+static void test_pkey(void)
+{
+	static const uint16_t pkeys[] = {0x7fff, 0x8001, 0x0000, 0xfffe};
+	struct roce_spec s = send_only();
+	char name[64];
+	struct frame f;
+	size_t i;
+
+	for (i = 0; i < sizeof(pkeys) / sizeof(pkeys[0]); i++) {
+		build_roce(&f, &s);
+		put16(f.data + f.bth + 2, pkeys[i]);
+		snprintf(name, sizeof(name), "SEND ONLY with P_Key 0x%04x", pkeys[i]);
+		check(name, &f, XDP_DROP, COUNTER(drop_bad_pkey));
+	}
+	s.ipv6 = true;
+	build_roce(&f, &s);
+	put16(f.data + f.bth + 2, 0x7fff);
+	check("ipv6 SEND ONLY with P_Key 0x7fff", &f, XDP_DROP, COUNTER(drop_bad_pkey));
+	s = (struct roce_spec){.opcode = XR_OP_RC_ACK, .qpn = QPN_ACTIVE};
+	build_roce(&f, &s);
+	put16(f.data + f.bth + 2, 0x7fff);
+	check("ACK with P_Key 0x7fff", &f, XDP_DROP, COUNTER(drop_bad_pkey));
+	s = (struct roce_spec){.opcode = XR_OP_UD_SEND_ONLY, .qpn = XR_MULTICAST_QPN, .payload = 8};
+	build_roce(&f, &s);
+	put16(f.data + f.bth + 2, 0x7fff);
+	check("multicast datagram with P_Key 0x7fff", &f, XDP_DROP, COUNTER(drop_bad_pkey));
+}
+
+/* Where a frame's source and destination addresses are, for IPv4 and IPv6. */
+static uint8_t *src_ip_of(struct frame *f)
+{
+	return f->data + f->l3 + (frame_is_ipv6(f) ? 8 : 12);
+}
+
+static uint8_t *dst_ip_of(struct frame *f)
+{
+	return f->data + f->l3 + (frame_is_ipv6(f) ? 24 : 16);
+}
+
+/* After changing an IPv4 address: the kernel would drop a frame with a bad checksum. */
+static void refresh_ip_checksum(struct frame *f)
+{
+	if (frame_is_ipv6(f))
+		return;
+	put16(f->data + f->l3 + 10, 0);
+	put16(f->data + f->l3 + 10, ipv4_checksum(f->data + f->l3, 20));
+}
+
+static void build_to(struct frame *f, uint8_t opcode, uint32_t qpn, bool ipv6)
+{
+	build_roce(f,
+		   &(struct roce_spec){.ipv6 = ipv6, .opcode = opcode, .qpn = qpn, .payload = 8});
+	if (opcode == XR_OP_UD_SEND_ONLY)
+		put32(f->data + f->bth + XR_BTH_SIZE, UD_QKEY);
+}
+
+/* A frame to qpn with one of its addresses changed to another host's. */
+static void check_changed(const char *name, uint8_t opcode, uint32_t qpn, bool ipv6,
+			  uint8_t *(*where)(struct frame *), size_t counter)
+{
+	struct frame f;
+
+	build_to(&f, opcode, qpn, ipv6);
+	where(&f)[ipv6 ? 15 : 3] ^= 0x40;
+	refresh_ip_checksum(&f);
+	check(name, &f, XDP_DROP, counter);
+}
+
+static uint8_t *dst_mac_of(struct frame *f)
+{
+	return f->data;
+}
+
+static void check_dst_mac(const char *name, uint8_t opcode, uint32_t qpn, bool ipv6,
+			  const uint8_t mac[ETH_ALEN], size_t counter)
+{
+	struct frame f;
+
+	build_to(&f, opcode, qpn, ipv6);
+	memcpy(dst_mac_of(&f), mac, ETH_ALEN);
+	check(name, &f, XDP_DROP, counter);
+}
+
+/*
+ * Address binding: a frame for a QP must be to this interface's MAC (a group
+ * MAC only for UD), and a connected QP's from its peer's IP to its own.
+ * drop_no_socket is the verdict of a frame that got through to steering.
+ */
+static void test_binding(void)
+{
+	static const uint8_t mcast_mac[ETH_ALEN] = {0x01, 0x00, 0x5e, 0x01, 0x02, 0x03};
+	static const uint8_t mcast6_mac[ETH_ALEN] = {0x33, 0x33, 0, 0, 0, 0x01};
+	static const uint8_t broadcast[ETH_ALEN] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct xr_qp_entry ud = entry_for(QPN_UD, XR_XDP_QP_ACTIVE, XR_QPT_UD);
+	struct frame f;
+
+	ud.qkey = UD_QKEY;
+	xt_put_entry(QPN_UD, &ud);
+	set_connected_qp(QPN_RC_V4, XR_QPT_RC, false);
+	set_connected_qp(QPN_RC_V6, XR_QPT_RC, true);
+	set_connected_qp(QPN_UC_V4, XR_QPT_UC, false);
+
+	build_to(&f, XR_OP_RC_SEND_ONLY, QPN_RC_V4, false);
+	check("RC (path set) SEND from its peer", &f, XDP_DROP, COUNTER(drop_no_socket));
+	build_to(&f, XR_OP_RC_SEND_ONLY, QPN_RC_V6, true);
+	check("ipv6 RC (path set) SEND from its peer", &f, XDP_DROP, COUNTER(drop_no_socket));
+	build_to(&f, XR_OP_UC_SEND_ONLY, QPN_UC_V4, false);
+	check("UC (path set) SEND from its peer", &f, XDP_DROP, COUNTER(drop_no_socket));
+
+	check_changed("RC SEND from a foreign IPv4 source", XR_OP_RC_SEND_ONLY, QPN_RC_V4, false,
+		      src_ip_of, COUNTER(drop_bad_src));
+	check_changed("RC ACK from a foreign IPv4 source", XR_OP_RC_ACK, QPN_RC_V4, false,
+		      src_ip_of, COUNTER(drop_bad_src));
+	check_changed("ipv6 RC SEND from a foreign IPv6 source", XR_OP_RC_SEND_ONLY, QPN_RC_V6,
+		      true, src_ip_of, COUNTER(drop_bad_src));
+	check_changed("UC SEND from a foreign IPv4 source", XR_OP_UC_SEND_ONLY, QPN_UC_V4, false,
+		      src_ip_of, COUNTER(drop_bad_src));
+	check_changed("RC SEND to another IPv4 address", XR_OP_RC_SEND_ONLY, QPN_RC_V4, false,
+		      dst_ip_of, COUNTER(drop_bad_dst));
+	check_changed("ipv6 RC SEND to another IPv6 address", XR_OP_RC_SEND_ONLY, QPN_RC_V6, true,
+		      dst_ip_of, COUNTER(drop_bad_dst));
+	/* The right host, the wrong family: an IPv4-mapped path takes no IPv6 frame. */
+	build_to(&f, XR_OP_RC_SEND_ONLY, QPN_RC_V4, true);
+	check("ipv6 SEND to an RC QP with an IPv4 path", &f, XDP_DROP, COUNTER(drop_bad_dst));
+	build_to(&f, XR_OP_RC_SEND_ONLY, QPN_RC_V6, false);
+	check("ipv4 SEND to an RC QP with an IPv6 path", &f, XDP_DROP, COUNTER(drop_bad_dst));
+
+	check_dst_mac("RC SEND to another host's MAC", XR_OP_RC_SEND_ONLY, QPN_RC_V4, false,
+		      other_host_mac, COUNTER(drop_bad_dst));
+	check_dst_mac("RC (no path yet) SEND to another host's MAC", XR_OP_RC_SEND_ONLY, QPN_ACTIVE,
+		      false, other_host_mac, COUNTER(drop_bad_dst));
+	check_dst_mac("UD datagram to another host's MAC", XR_OP_UD_SEND_ONLY, QPN_UD, false,
+		      other_host_mac, COUNTER(drop_bad_dst));
+	check_dst_mac("RC SEND to a multicast MAC", XR_OP_RC_SEND_ONLY, QPN_RC_V4, false, mcast_mac,
+		      COUNTER(drop_bad_dst));
+	check_dst_mac("RC SEND to the broadcast MAC", XR_OP_RC_SEND_ONLY, QPN_RC_V4, false,
+		      broadcast, COUNTER(drop_bad_dst));
+	check_dst_mac("UC SEND to a multicast MAC", XR_OP_UC_SEND_ONLY, QPN_UC_V4, false, mcast_mac,
+		      COUNTER(drop_bad_dst));
+	check_dst_mac("UD datagram to a multicast MAC", XR_OP_UD_SEND_ONLY, QPN_UD, false,
+		      mcast_mac, COUNTER(drop_no_socket));
+	check_dst_mac("ipv6 UD datagram to a multicast MAC", XR_OP_UD_SEND_ONLY, QPN_UD, true,
+		      mcast6_mac, COUNTER(drop_no_socket));
+	check_dst_mac("multicast QPN datagram to a unicast MAC", XR_OP_UD_SEND_ONLY,
+		      XR_MULTICAST_QPN, false, our_mac, COUNTER(drop_bad_dst));
+
+	/* UD takes datagrams from anyone, to any of this host's addresses. */
+	build_to(&f, XR_OP_UD_SEND_ONLY, QPN_UD, false);
+	memset(src_ip_of(&f), 0x42, 4);
+	memset(dst_ip_of(&f), 0x43, 4);
+	memcpy(f.data + ETH_ALEN, other_host_mac, ETH_ALEN);
+	refresh_ip_checksum(&f);
+	check("UD datagram from any IPv4 source and MAC", &f, XDP_DROP, COUNTER(drop_no_socket));
+	build_to(&f, XR_OP_UD_SEND_ONLY, QPN_UD, true);
+	memset(src_ip_of(&f), 0x42, 16);
+	check("UD datagram from any IPv6 source", &f, XDP_DROP, COUNTER(drop_no_socket));
+	/* Before RTR a connected QP is CLOSED; one without a path binds only its MAC. */
+	build_to(&f, XR_OP_RC_SEND_ONLY, QPN_ACTIVE, false);
+	memset(src_ip_of(&f), 0x42, 4);
+	refresh_ip_checksum(&f);
+	check("RC without a path: SEND from any source", &f, XDP_DROP, COUNTER(drop_no_socket));
 }
 
 static void test_not_roce(void)
@@ -477,14 +699,25 @@ static void test_not_roce(void)
 	check("ipv6 hop-by-hop header then UDP 4791", &f, XDP_PASS, COUNTER(passed_non_roce));
 }
 
-/* A datagram to multicast QPN 0xffffff whose destination address is group (a GID). */
+/*
+ * A datagram to multicast QPN 0xffffff whose destination address is group (a
+ * GID), to the group's MAC (RFC 1112, RFC 2464).
+ */
 static void build_mcast(struct frame *f, uint8_t opcode, bool ipv6, const uint8_t group[16])
 {
 	build_roce(f, &(struct roce_spec){
 			  .ipv6 = ipv6, .opcode = opcode, .qpn = XR_MULTICAST_QPN, .payload = 8});
 	if (ipv6) {
+		f->data[0] = f->data[1] = 0x33;
+		memcpy(f->data + 2, group + 12, 4);
 		memcpy(f->data + f->l3 + 24, group, 16);
 	} else {
+		f->data[0] = 0x01;
+		f->data[1] = 0x00;
+		f->data[2] = 0x5e;
+		f->data[3] = group[13] & 0x7f;
+		f->data[4] = group[14];
+		f->data[5] = group[15];
 		memcpy(f->data + f->l3 + 16, group + 12, 4);
 		put16(f->data + f->l3 + 10, 0);
 		put16(f->data + f->l3 + 10, ipv4_checksum(f->data + f->l3, 20));
@@ -606,6 +839,8 @@ int main(void)
 	test_truncation();
 	test_bad_headers();
 	test_queue_pairs();
+	test_pkey();
+	test_binding();
 	test_not_roce();
 	test_redirect_to_socket();
 	return xt_finish(failures);

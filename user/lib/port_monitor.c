@@ -3,8 +3,9 @@
  * What the device learns about its interface while it is open: rtnetlink
  * link and address notifications (libmnl) become PORT_ACTIVE / PORT_ERR
  * when the interface goes up or down, and GID_CHANGE when an address comes
- * or goes. The GID table keeps the indexes of the entries that remain, as
- * rxe's does: a removed address leaves an empty (zero) entry, a new one
+ * or goes (or the MAC the default GID derives from changes). A new MAC is
+ * the core's from then on, and XDP's for binding frames. The GID table keeps the indexes of the
+ * entries that remain, as rxe's does: a removed address leaves an empty (zero) entry, a new one
  * takes the first empty entry or goes at the end.
  */
 #include <errno.h>
@@ -18,7 +19,8 @@
 
 struct monitor_news {
 	int ifindex;
-	bool link_seen, active, addrs_changed;
+	bool link_seen, active, addrs_changed, mac_seen;
+	uint8_t mac[6];
 };
 
 /* As xr_query_port tells it now. */
@@ -27,6 +29,32 @@ static bool interface_active(const char *ifname)
 	struct xr_netdev_info link;
 
 	return !xr_nl_get_link(ifname, &link) && xr_link_active(link.flags);
+}
+
+/* The link as it is now, for when notifications were lost. */
+static void read_link(const char *ifname, struct monitor_news *news)
+{
+	struct xr_netdev_info link;
+
+	news->link_seen = true;
+	news->active = false;
+	if (xr_nl_get_link(ifname, &link))
+		return;
+	news->active = xr_link_active(link.flags);
+	memcpy(news->mac, link.mac, sizeof(news->mac));
+	news->mac_seen = true;
+}
+
+static int link_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct monitor_news *news = data;
+
+	if (mnl_attr_get_type(attr) == IFLA_ADDRESS &&
+	    mnl_attr_get_payload_len(attr) == sizeof(news->mac)) {
+		memcpy(news->mac, mnl_attr_get_payload(attr), sizeof(news->mac));
+		news->mac_seen = true;
+	}
+	return MNL_CB_OK;
 }
 
 int xr_port_monitor_open(struct xr_device *dev)
@@ -72,6 +100,8 @@ static int news_cb(const struct nlmsghdr *nlh, void *data)
 			news->link_seen = true;
 			news->active =
 			    nlh->nlmsg_type == RTM_NEWLINK && xr_link_active(ifi->ifi_flags);
+			if (nlh->nlmsg_type == RTM_NEWLINK)
+				mnl_attr_parse(nlh, sizeof(*ifi), link_attr_cb, news);
 		}
 		break;
 	}
@@ -131,7 +161,7 @@ void xr_port_monitor_poll(struct xr_device *dev)
 	struct monitor_news news = {.ifindex = dev->netdev.ifindex};
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	union xr_gid gids[XR_MAX_GIDS];
-	bool any = false;
+	bool any = false, mac_changed;
 	ssize_t len;
 	int ngids = -1;
 
@@ -143,17 +173,23 @@ void xr_port_monitor_poll(struct xr_device *dev)
 	}
 	/* ENOBUFS: notifications were lost; look at everything afresh. */
 	if (len < 0 && errno == ENOBUFS) {
-		news.link_seen = true;
-		news.active = interface_active(dev->ifname);
+		read_link(dev->ifname, &news);
 		news.addrs_changed = true;
 		any = true;
 	}
 	if (!any)
 		return;
+	/* Only this thread writes netdev.mac: it may read it without the lock. */
+	mac_changed = news.mac_seen && memcmp(news.mac, dev->netdev.mac, sizeof(news.mac));
 	/* Asked outside the device lock: a netlink dump is a round trip to the kernel. */
-	if (news.addrs_changed)
-		ngids = xr_nl_get_gids(dev->netdev.ifindex, dev->netdev.mac, gids, XR_MAX_GIDS);
+	if (news.addrs_changed || mac_changed)
+		ngids = xr_nl_get_gids(dev->netdev.ifindex,
+				       mac_changed ? news.mac : dev->netdev.mac, gids, XR_MAX_GIDS);
 	pthread_mutex_lock(&dev->lock);
+	if (mac_changed) {
+		memcpy(dev->netdev.mac, news.mac, sizeof(dev->netdev.mac));
+		xr_core_mac_changed(&dev->core, news.mac);
+	}
 	if (news.link_seen && news.active != dev->port_active) {
 		dev->port_active = news.active;
 		xr_core_raise_event(&dev->core,

@@ -674,6 +674,11 @@ void xr_xdp_note_acked(struct xr_qp_impl *qp);
 void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now);
 /* Tells XDP to steer ACKs to the socket (sleeping) or absorb them (awake). */
 void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping);
+/*
+ * The interface's MAC is mac now: QPs send from it, and XDP takes their
+ * frames to it only (the old one names no interface here any more).
+ */
+void xr_core_mac_changed(struct xr_core *core, const uint8_t mac[6]);
 
 /* ---- responder.c ---- */
 /* Completes the receive WQE at the tail with the message pkt ends (RC and UC). */

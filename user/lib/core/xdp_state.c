@@ -8,9 +8,35 @@
 
 #include "core.h"
 
+/* Where XDP looks a frame's destination QPN up. */
 static struct xr_qp_entry *entry_of(struct xr_qp_impl *qp)
 {
-	return qp->core->xdp_qps ? &qp->core->xdp_qps[qp->slot] : NULL;
+	return qp->core->xdp_qps ? &qp->core->xdp_qps[xr_qpn_slot(qp->pub.qp_num)] : NULL;
+}
+
+/*
+ * The addresses XDP binds the QP's frames to and sends its replies along:
+ * this device's MAC for every QP, and for a connected QP that has its path
+ * (from RTR) both ends of that path. Anything else is zeroed, so that a
+ * path the QP had before a reset binds nothing.
+ */
+static void publish_path(struct xr_qp_entry *e, const struct xr_qp_impl *qp, bool active)
+{
+	bool connected = qp->pub.qp_type == XR_QPT_RC || qp->pub.qp_type == XR_QPT_UC;
+
+	memcpy(e->local_mac, qp->core->mac, sizeof(e->local_mac));
+	e->path_valid = active && connected;
+	if (!e->path_valid) {
+		memset(e->peer_mac, 0, sizeof(e->peer_mac));
+		memset(e->local_gid, 0, sizeof(e->local_gid));
+		memset(e->peer_gid, 0, sizeof(e->peer_gid));
+		e->traffic_class = 0;
+		return;
+	}
+	memcpy(e->peer_mac, qp->path.dmac, sizeof(e->peer_mac));
+	memcpy(e->local_gid, qp->path.sgid.raw, sizeof(e->local_gid));
+	memcpy(e->peer_gid, qp->path.dgid.raw, sizeof(e->peer_gid));
+	e->traffic_class = qp->path.traffic_class;
 }
 
 void xr_xdp_publish_qp(struct xr_qp_impl *qp)
@@ -38,6 +64,7 @@ void xr_xdp_publish_qp(struct xr_qp_impl *qp)
 	e->qkey = qp->qkey;
 	e->dest_qpn = qp->dest_qpn;
 	e->udp_sport = qp->path.udp_sport;
+	publish_path(e, qp, st == XR_XDP_QP_ACTIVE);
 	e->fast_path = st == XR_XDP_QP_ACTIVE && xr_gid_is_v4mapped(&qp->path.dgid)
 			   ? qp->core->xdp_fast_path
 			   : 0;
@@ -112,6 +139,44 @@ void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping)
 		return;
 	for (uint32_t i = 0; i < core->qp_slots_used; i++)
 		if (core->qps[i])
-			__atomic_store_n(&core->xdp_qps[i].engine_sleeping, sleeping,
+			__atomic_store_n(&entry_of(core->qps[i])->engine_sleeping, sleeping,
 					 __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Only the MAC of a published entry: the rest (xdp_ack above all, which XDP
+ * may have moved since the engine last looked) stays as it is. Closed
+ * meanwhile, as every write of the entry's fields.
+ */
+static void republish_local_mac(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+	uint32_t st;
+
+	if (!e)
+		return;
+	st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+	if (st == XR_XDP_QP_NONE)
+		return;
+	__atomic_store_n(&e->state, XR_XDP_QP_CLOSED, __ATOMIC_SEQ_CST);
+	memcpy(e->local_mac, qp->core->mac, sizeof(e->local_mac));
+	__atomic_store_n(&e->state, st, __ATOMIC_SEQ_CST);
+}
+
+void xr_core_mac_changed(struct xr_core *core, const uint8_t mac[6])
+{
+	uint8_t old[6];
+
+	memcpy(old, core->mac, sizeof(old));
+	memcpy(core->mac, mac, sizeof(core->mac));
+	for (uint32_t i = 0; i < XR_MAX_QP; i++) {
+		struct xr_qp_impl *qp = core->qps[i];
+
+		if (!qp)
+			continue;
+		/* Paths given before the change were from the old address: now from the new. */
+		if (!memcmp(qp->path.smac, old, sizeof(old)))
+			memcpy(qp->path.smac, mac, sizeof(qp->path.smac));
+		republish_local_mac(qp);
+	}
 }
