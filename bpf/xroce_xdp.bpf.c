@@ -45,6 +45,14 @@
  */
 #define ACK_CAS_TRIES 8
 
+/*
+ * How far behind xdp_ack a plain ACK may be and still be absorbed as a late
+ * duplicate: ACKs still in flight trail the newest by at most what was
+ * outstanding (the engine's send window, 512). Older ones answer nothing the
+ * QP sent lately; the engine counts them as ghosts.
+ */
+#define STALE_ACK_WINDOW 1024
+
 /* How far behind the committed PSN XDP still recognises a duplicate. */
 #define DUP_WINDOW (1 << 22)
 
@@ -198,8 +206,9 @@ static __always_inline bool icrc_ok(struct xdp_md *ctx, __u32 icrc_off)
 
 enum ack_progress {
 	ACK_ADVANCED, /* xdp_ack moved up to this ACK */
-	ACK_OLD,      /* at or behind xdp_ack: nothing new */
+	ACK_OLD,      /* at or a little behind xdp_ack: nothing new */
 	ACK_UNSENT,   /* acknowledges a PSN never sent */
+	ACK_STALE,    /* further behind than any ACK still on its way can be */
 	ACK_CONTENDED,
 };
 
@@ -217,7 +226,7 @@ static __always_inline enum ack_progress advance_xdp_ack(struct xr_qp_entry *qp,
 		__u32 ahead = (psn - acked) & XR_PSN_MASK;
 
 		if (xr_psn_diff(psn, acked) <= 0)
-			return ACK_OLD;
+			return xr_psn_diff(acked, psn) <= STALE_ACK_WINDOW ? ACK_OLD : ACK_STALE;
 		if (ahead >= ((next_psn - acked) & XR_PSN_MASK))
 			return ACK_UNSENT;
 		if (__sync_val_compare_and_swap(&qp->xdp_ack, seen, want) == seen)

@@ -256,6 +256,21 @@ static void test_ack_absorbed(void)
 		   xt_get_entry(QPN_REQUESTER).xdp_ack, xr_pack_psn_msn(REQ_NEXT - 1, 501));
 	expect_u64("four ACKs: entry", "acks_absorbed", xt_get_entry(QPN_REQUESTER).acks_absorbed,
 		   absorbed + 4);
+
+	/* Further behind than anything in flight: the engine's to count as a ghost. */
+	build_ack(&f, xr_psn_add(REQ_NEXT - 1, XR_PSN_MASK - 1024),
+		  XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 1);
+	run("ACK 1025 behind goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res,
+	    true);
+	build_ack(&f, xr_psn_add(REQ_NEXT - 1, XR_PSN_MASK - (1u << 21)),
+		  XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 1);
+	run("ACK 2^21 behind goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket), &res,
+	    true);
+	build_ack(&f, xr_psn_add(REQ_NEXT - 1, XR_PSN_MASK - 1023),
+		  XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 1);
+	run("ACK 1024 behind is still absorbed", &f, XDP_DROP, COUNTER(acks_absorbed), &res, true);
+	expect_u64("stale ACKs: xdp_ack never moves back", "xdp_ack",
+		   xt_get_entry(QPN_REQUESTER).xdp_ack, xr_pack_psn_msn(REQ_NEXT - 1, 501));
 }
 
 static void test_ack_declined(void)
