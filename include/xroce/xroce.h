@@ -120,10 +120,11 @@ enum xr_access_flags {
 };
 
 /*
- * An lkey or rkey is a 24-bit index in bits 31:8 and an 8-bit key in 7:0
- * that its owner changes (a memory window on every bind, a fast-registration
- * MR through xr_update_fast_reg_key): a key with a stale key byte fails.
- * Initial keys are random, index and key byte alike.
+ * An lkey or rkey ends in an 8-bit key byte (bits 7:0) that its owner
+ * changes (a memory window on every bind, a fast-registration MR through
+ * xr_update_fast_reg_key): a key with a stale key byte fails. The bits above
+ * are random, drawn for each key: an MR's lkey and rkey differ, and only the
+ * rkey reaches the MR from a peer, only the lkey from a local SGE.
  */
 struct xr_mr {
 	struct xr_pd *pd;
