@@ -34,7 +34,8 @@ struct xr_mw *xr_core_alloc_mw(struct xr_pd *pd, enum xr_mw_type type, int *err)
 	mw->pub.device = pd->device;
 	mw->pub.pd = pd;
 	mw->pub.rkey = mw->key;
-	mw->pub.handle = xr_key_index(mw->key);
+	/* What binds leave of the rkey: the window's for its whole life. */
+	mw->pub.handle = mw->key >> 8;
 	mw->pub.type = type;
 	pd->refs++;
 	return &mw->pub;
