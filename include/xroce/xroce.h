@@ -135,6 +135,11 @@ struct xr_mr {
 	int access;
 };
 
+/*
+ * As ibv_reg_mr: NULL with errno EFAULT when a page of the range is not
+ * mapped with the rights access needs, ENOMEM beyond RLIMIT_MEMLOCK; the
+ * pages stay locked in memory until the last MR over them goes.
+ */
 struct xr_mr *xr_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access);
 /* Fails with -EBUSY while memory windows are bound to mr. */
 int xr_dereg_mr(struct xr_mr *mr);
