@@ -19,8 +19,9 @@
  * nothing secret for long; the index finds the object in one step. The bits
  * between are drawn anew for every key, and differently for an MR's lkey
  * and rkey: a peer that knows which indexes are in use still has 2^12 values
- * to guess per key, each wrong guess fails an access, and an lkey reaches
- * nothing remotely.
+ * to guess per key (2^20 while the key byte is the random one it started
+ * with), a wrong guess fails the access and the connection, and an lkey
+ * reaches nothing remotely.
  */
 #define KEY_RANDOM_SHIFT 8
 #define KEY_RANDOM_MASK (((1u << XR_KEY_INDEX_SHIFT) - 1) & ~XR_KEY_BYTE)
