@@ -120,10 +120,11 @@ enum xr_access_flags {
 };
 
 /*
- * An lkey or rkey is a 24-bit index in bits 31:8 and an 8-bit key in 7:0
- * that its owner changes (a memory window on every bind, a fast-registration
- * MR through xr_update_fast_reg_key): a key with a stale key byte fails.
- * Initial keys are random, index and key byte alike.
+ * An lkey or rkey ends in an 8-bit key byte (bits 7:0) that its owner
+ * changes (a memory window on every bind, a fast-registration MR through
+ * xr_update_fast_reg_key): a key with a stale key byte fails. The bits above
+ * are random, drawn for each key: an MR's lkey and rkey differ, and only the
+ * rkey reaches the MR from a peer, only the lkey from a local SGE.
  */
 struct xr_mr {
 	struct xr_pd *pd;
@@ -134,6 +135,11 @@ struct xr_mr {
 	int access;
 };
 
+/*
+ * As ibv_reg_mr: NULL with errno EFAULT when a page of the range is not
+ * mapped with the rights access needs, ENOMEM beyond RLIMIT_MEMLOCK; the
+ * pages stay locked in memory until the last MR over them goes.
+ */
 struct xr_mr *xr_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access);
 /* Fails with -EBUSY while memory windows are bound to mr. */
 int xr_dereg_mr(struct xr_mr *mr);

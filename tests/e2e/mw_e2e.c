@@ -513,11 +513,12 @@ static struct xr_mr *new_frmr(struct e2e_ctx *c, uint32_t max_pages, const struc
 /* Gives mr a key byte it has not now (the next REG_MR's key); checks lkey and rkey. */
 static bool new_fr_key(struct xr_mr *mr, struct report *r)
 {
-	uint32_t old = mr->rkey;
+	uint32_t old = mr->rkey, old_lkey = mr->lkey;
 	uint8_t byte = (uint8_t)(old + 0x3b);
 
 	xr_update_fast_reg_key(mr, byte);
-	if (mr->rkey != ((old & 0xffffff00u) | byte) || mr->lkey != mr->rkey) {
+	if (mr->rkey != ((old & 0xffffff00u) | byte) ||
+	    mr->lkey != ((old_lkey & 0xffffff00u) | byte)) {
 		report_fail(r, "after xr_update_fast_reg_key(0x%02x): lkey 0x%08x, rkey 0x%08x",
 			    byte, mr->lkey, mr->rkey);
 		return false;

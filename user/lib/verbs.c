@@ -10,6 +10,7 @@
 
 #include "device.h"
 #include "mcast.h"
+#include "mem_pin.h"
 
 static inline struct xr_device *dev_of_pd(struct xr_pd *pd)
 {
@@ -64,6 +65,11 @@ int xr_dealloc_pd(struct xr_pd *pd)
 	return err ? fail(err) : 0;
 }
 
+/* The rights ib_umem pins writable for: a window bound with MW_BIND may grant writes. */
+#define XR_ACCESS_WRITABLE                                                                         \
+	(XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE | XR_ACCESS_REMOTE_ATOMIC |                \
+	 XR_ACCESS_MW_BIND)
+
 struct xr_mr *xr_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access)
 {
 	struct xr_device *dev;
@@ -72,25 +78,46 @@ struct xr_mr *xr_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access)
 
 	if (!pd)
 		return fail_ptr(-EINVAL);
+	err = xr_core_check_reg_mr(addr, length, access);
+	/* Pinned before the MR exists (and outside the lock: it faults the pages in). */
+	if (!err)
+		err = xr_mem_pin(addr, length, access & XR_ACCESS_WRITABLE);
+	if (err)
+		return fail_ptr(err);
 	dev = dev_of_pd(pd);
 	pthread_mutex_lock(&dev->lock);
 	mr = xr_core_reg_mr(pd, addr, length, access, &err);
 	pthread_mutex_unlock(&dev->lock);
-	return mr ? mr : fail_ptr(err);
+	if (!mr) {
+		xr_mem_unpin(addr, length);
+		return fail_ptr(err);
+	}
+	return mr;
 }
 
 int xr_dereg_mr(struct xr_mr *mr)
 {
 	struct xr_device *dev;
+	void *addr;
+	size_t length;
+	bool pinned;
 	int err;
 
 	if (!mr)
 		return fail(-EINVAL);
+	/* Read before the MR goes; a fast-registration MR pinned nothing. */
+	pinned = xr_mr_impl(mr)->kind == XR_MR_USER;
+	addr = mr->addr;
+	length = mr->length;
 	dev = dev_of_pd(mr->pd);
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_dereg_mr(mr);
 	pthread_mutex_unlock(&dev->lock);
-	return err ? fail(err) : 0;
+	if (err)
+		return fail(err);
+	if (pinned)
+		xr_mem_unpin(addr, length);
+	return 0;
 }
 
 struct xr_mr *xr_alloc_mr(struct xr_pd *pd, uint32_t max_num_sg)

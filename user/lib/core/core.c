@@ -100,11 +100,12 @@ void xr_core_forget_events(struct xr_core *core, const void *element)
 	}
 }
 
+/* The slot is shared by every QPN with the same low bits: it must hold this one. */
 static struct xr_qp_impl *qp_by_qpn(struct xr_core *core, uint32_t qpn)
 {
-	uint32_t slot = qpn - XR_QPN_BASE;
+	struct xr_qp_impl *qp = core->qps[xr_qpn_slot(qpn)];
 
-	return slot < XR_MAX_QP ? core->qps[slot] : NULL;
+	return qp && qp->pub.qp_num == qpn ? qp : NULL;
 }
 
 static uint32_t transport_of(const struct xr_qp_impl *qp)

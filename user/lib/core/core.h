@@ -22,8 +22,14 @@
 #define XR_MAX_INLINE 256
 #define XR_MAX_WR 16384
 #define XR_MAX_CQE 65536
-/* Memory regions and windows share one table of keys: an lkey/rkey's index. */
+/*
+ * Memory regions and windows share one table of keys. A key holds its table
+ * index in bits 31:20, random bits in 19:8 and the owner's key byte in 7:0
+ * (mr.c says why).
+ */
 #define XR_MAX_KEYS 4096
+#define XR_KEY_INDEX_SHIFT 20
+#define XR_KEY_BYTE 0xffu
 /* Pages a fast-registration MR can map (xr_alloc_mr's max_num_sg). */
 #define XR_MAX_FAST_REG_PAGES 65536
 #define XR_MAX_PD 1024
@@ -143,7 +149,8 @@ struct xr_mr_impl {
 	struct xr_core *core;
 	enum xr_mr_kind kind;
 	enum xr_mem_state state;
-	uint32_t key;  /* the lkey (= rkey) accesses must carry: the engine's, not pub's */
+	/* The keys accesses must carry (the engine's, not pub's): local SGEs, remote peers. */
+	uint32_t lkey, rkey;
 	int access;    /* the engine's view of pub.access */
 	uint64_t iova; /* where the region starts in its own address space */
 	uint64_t length;
@@ -418,10 +425,12 @@ struct xr_core {
 	uint16_t xdp_fast_path;	     /* enum xr_xdp_fast_path bits for new QPs */
 	struct xr_qp_entry *xdp_qps; /* shared with XDP, or NULL */
 
-	struct xr_qp_impl *qps[XR_MAX_QP];
-	uint32_t qp_slots_used; /* slots >= this are all free: loops stop there */
+	struct xr_qp_impl *qps[XR_MAX_QP]; /* at xr_qpn_slot of their QPN */
+	uint32_t qp_slots_used;		   /* slots >= this are all free: loops stop there */
+	uint32_t last_qpn;		   /* handed out last; 0 before the first QP */
 	struct xr_key_slot keys[XR_MAX_KEYS];
-	uint64_t rng; /* keys: seeded unpredictably in xr_core_init (tests may set it) */
+	/* keys and QPNs: seeded unpredictably in xr_core_init (tests may set it) */
+	uint64_t rng;
 	uint32_t pd_seq;
 	uint16_t ip_id;
 	struct xr_mcast_group mcast[XR_MAX_MCAST_GROUPS];
@@ -457,18 +466,30 @@ bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndr
 /* ---- mr.c ---- */
 struct xr_pd *xr_core_alloc_pd(struct xr_core *core);
 int xr_core_dealloc_pd(struct xr_pd *pd);
+/* xr_core_reg_mr's argument checks alone: 0 or -EINVAL. */
+int xr_core_check_reg_mr(const void *addr, size_t length, int access);
 struct xr_mr *xr_core_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access, int *err);
 struct xr_mr *xr_core_alloc_mr(struct xr_pd *pd, uint32_t max_num_sg, int *err);
 int xr_core_map_mr_sg(struct xr_mr *mr, const struct xr_sge *sg, int sg_nents, const uint64_t *iova,
 		      unsigned int page_size);
 int xr_core_dereg_mr(struct xr_mr *mr);
-/* A free index of the key table, chosen at random, with a random key byte; -ENOMEM. */
+/* The core's source of numbers a peer cannot predict (keys, the first QPN). */
+uint64_t xr_core_random(struct xr_core *core);
+/* A free index of the key table, chosen at random, with random bits and key byte; -ENOMEM. */
 int xr_core_new_key(struct xr_core *core, enum xr_key_kind kind, void *obj, uint32_t *key);
 void xr_core_free_key(struct xr_core *core, uint32_t key);
-/* The object behind key's index if it is of that kind (its key byte is not checked). */
+static inline uint32_t xr_key_index(uint32_t key)
+{
+	return key >> XR_KEY_INDEX_SHIFT;
+}
+/* The object behind key's index if it is of that kind (nothing else of key is checked). */
 void *xr_core_key_obj(struct xr_core *core, uint32_t key, enum xr_key_kind kind);
 /* The MR whose current lkey is key and which is valid, or NULL. */
 struct xr_mr_impl *xr_core_mr_lookup(struct xr_core *core, uint32_t key);
+/* Whether key is mr's lkey or rkey but for the key byte (what a REG_MR may change). */
+bool xr_mr_names_key(const struct xr_mr_impl *mr, uint32_t key);
+/* Gives both of mr's keys key_byte as their key byte. */
+void xr_mr_set_key_byte(struct xr_mr_impl *mr, uint8_t key_byte);
 /* Whether [addr, addr + len) lies inside mr's address space. */
 bool xr_mr_covers(const struct xr_mr_impl *mr, uint64_t addr, uint64_t len);
 /* Copies between a valid MR's addresses (covered by it) and a flat buffer. */
@@ -496,9 +517,12 @@ enum xr_wc_status xr_core_exec_bind(struct xr_qp_impl *qp, const struct xr_bind_
 /*
  * Invalidates key through qp: a fast-registration MR without bound windows,
  * or a type 2 window, valid, of qp's PD (a window: bound through qp). 0, or
- * -EINVAL when key names nothing it may invalidate.
+ * -EINVAL when key names nothing it may invalidate. A local invalidation
+ * (LOCAL_INV, READ_WITH_INV) may name an MR by its lkey or its rkey; a
+ * peer's (SEND_WITH_INV), xr_core_invalidate_rkey, only by its rkey.
  */
 int xr_core_invalidate_key(struct xr_qp_impl *qp, uint32_t key);
+int xr_core_invalidate_rkey(struct xr_qp_impl *qp, uint32_t rkey);
 /* Type 2 windows bound through qp become invalid: qp is going away. */
 void xr_core_unbind_qp_windows(struct xr_qp_impl *qp);
 /*

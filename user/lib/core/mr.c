@@ -12,8 +12,19 @@
 
 #include "core.h"
 
-/* A key is its table index in bits 31:8 and a key byte in 7:0. */
-#define KEY_INDEX(key) ((key) >> 8)
+/*
+ * A key is its table index (bits 31:20), random bits (19:8) and a key byte
+ * (7:0). The key byte belongs to the owner, as in verbs (a window's bind
+ * moves it to the next value, ib_update_fast_reg_key sets it), so it keeps
+ * nothing secret for long; the index finds the object in one step. The bits
+ * between are drawn anew for every key, and differently for an MR's lkey
+ * and rkey: a peer that knows which indexes are in use still has 2^12 values
+ * to guess per key (2^20 while the key byte is the random one it started
+ * with), a wrong guess fails the access and the connection, and an lkey
+ * reaches nothing remotely.
+ */
+#define KEY_RANDOM_SHIFT 8
+#define KEY_RANDOM_MASK (((1u << XR_KEY_INDEX_SHIFT) - 1) & ~XR_KEY_BYTE)
 #define MIN_PAGE_SHIFT 12
 #define MAX_PAGE_SHIFT 30
 
@@ -39,8 +50,8 @@ int xr_core_dealloc_pd(struct xr_pd *pd)
 
 /* ---- the key table ---------------------------------------------------- */
 
-/* xorshift64*: keys need to be unpredictable to a peer, not cryptographic. */
-static uint64_t next_random(struct xr_core *core)
+/* xorshift64*: keys and QPNs need to be unpredictable to a peer, not cryptographic. */
+uint64_t xr_core_random(struct xr_core *core)
 {
 	uint64_t x = core->rng ? core->rng : 0x9e3779b97f4a7c15ull;
 
@@ -53,7 +64,7 @@ static uint64_t next_random(struct xr_core *core)
 
 int xr_core_new_key(struct xr_core *core, enum xr_key_kind kind, void *obj, uint32_t *key)
 {
-	uint64_t r = next_random(core);
+	uint64_t r = xr_core_random(core);
 	/* Index 0 is never used: a zeroed key names nothing. */
 	uint32_t start = 1 + (uint32_t)(r % (XR_MAX_KEYS - 1));
 
@@ -64,15 +75,25 @@ int xr_core_new_key(struct xr_core *core, enum xr_key_kind kind, void *obj, uint
 			continue;
 		core->keys[idx].kind = kind;
 		core->keys[idx].obj = obj;
-		*key = idx << 8 | (uint32_t)(r >> 56);
+		*key = idx << XR_KEY_INDEX_SHIFT | ((uint32_t)(r >> 24) & KEY_RANDOM_MASK) |
+		       (uint32_t)(r >> 56);
 		return 0;
 	}
 	return -ENOMEM;
 }
 
+/* Key with other random bits, never its own: an MR's rkey from its lkey. */
+static uint32_t sibling_key(struct xr_core *core, uint32_t key)
+{
+	uint32_t change =
+	    1 + (uint32_t)(xr_core_random(core) % (KEY_RANDOM_MASK >> KEY_RANDOM_SHIFT));
+
+	return key ^ change << KEY_RANDOM_SHIFT;
+}
+
 void xr_core_free_key(struct xr_core *core, uint32_t key)
 {
-	uint32_t idx = KEY_INDEX(key);
+	uint32_t idx = xr_key_index(key);
 
 	if (idx && idx < XR_MAX_KEYS)
 		core->keys[idx] = (struct xr_key_slot){0};
@@ -80,7 +101,7 @@ void xr_core_free_key(struct xr_core *core, uint32_t key)
 
 void *xr_core_key_obj(struct xr_core *core, uint32_t key, enum xr_key_kind kind)
 {
-	uint32_t idx = KEY_INDEX(key);
+	uint32_t idx = xr_key_index(key);
 
 	if (idx == 0 || idx >= XR_MAX_KEYS || core->keys[idx].kind != kind)
 		return NULL;
@@ -108,27 +129,34 @@ static struct xr_mr_impl *new_mr(struct xr_pd *pd, enum xr_mr_kind kind, int *er
 	*err = -ENOMEM;
 	if (!mr)
 		return NULL;
-	*err = xr_core_new_key(pd->core, XR_KEY_MR, mr, &mr->key);
+	*err = xr_core_new_key(pd->core, XR_KEY_MR, mr, &mr->lkey);
 	if (*err) {
 		free(mr);
 		return NULL;
 	}
+	mr->rkey = sibling_key(pd->core, mr->lkey);
 	mr->core = pd->core;
 	mr->kind = kind;
 	mr->pub.pd = pd;
-	mr->pub.lkey = mr->pub.rkey = mr->key;
+	mr->pub.lkey = mr->lkey;
+	mr->pub.rkey = mr->rkey;
 	pd->refs++;
 	return mr;
+}
+
+int xr_core_check_reg_mr(const void *addr, size_t length, int access)
+{
+	if (!access_ok(access) || (!addr && length) || length > UINT32_MAX)
+		return -EINVAL;
+	return (uintptr_t)addr + length < (uintptr_t)addr ? -EINVAL : 0;
 }
 
 struct xr_mr *xr_core_reg_mr(struct xr_pd *pd, void *addr, size_t length, int access, int *err)
 {
 	struct xr_mr_impl *mr;
 
-	*err = -EINVAL;
-	if (!access_ok(access) || (!addr && length) || length > UINT32_MAX)
-		return NULL;
-	if ((uintptr_t)addr + length < (uintptr_t)addr)
+	*err = xr_core_check_reg_mr(addr, length, access);
+	if (*err)
 		return NULL;
 	mr = new_mr(pd, XR_MR_USER, err);
 	if (!mr)
@@ -221,7 +249,7 @@ int xr_core_dereg_mr(struct xr_mr *pub)
 
 	if (mr->mw_bound)
 		return -EBUSY;
-	xr_core_free_key(mr->core, mr->key);
+	xr_core_free_key(mr->core, mr->lkey);
 	pub->pd->refs--;
 	free(mr->map.pages);
 	free(mr->staged.pages);
@@ -233,7 +261,18 @@ struct xr_mr_impl *xr_core_mr_lookup(struct xr_core *core, uint32_t key)
 {
 	struct xr_mr_impl *mr = xr_core_key_obj(core, key, XR_KEY_MR);
 
-	return (mr && mr->key == key && mr->state == XR_MEM_VALID) ? mr : NULL;
+	return (mr && mr->lkey == key && mr->state == XR_MEM_VALID) ? mr : NULL;
+}
+
+bool xr_mr_names_key(const struct xr_mr_impl *mr, uint32_t key)
+{
+	return !((key ^ mr->lkey) & ~XR_KEY_BYTE) || !((key ^ mr->rkey) & ~XR_KEY_BYTE);
+}
+
+void xr_mr_set_key_byte(struct xr_mr_impl *mr, uint8_t key_byte)
+{
+	mr->lkey = (mr->lkey & ~XR_KEY_BYTE) | key_byte;
+	mr->rkey = (mr->rkey & ~XR_KEY_BYTE) | key_byte;
 }
 
 bool xr_mr_covers(const struct xr_mr_impl *mr, uint64_t addr, uint64_t len)

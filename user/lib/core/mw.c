@@ -34,6 +34,7 @@ struct xr_mw *xr_core_alloc_mw(struct xr_pd *pd, enum xr_mw_type type, int *err)
 	mw->pub.device = pd->device;
 	mw->pub.pd = pd;
 	mw->pub.rkey = mw->key;
+	/* What binds leave of the rkey: the window's for its whole life. */
 	mw->pub.handle = mw->key >> 8;
 	mw->pub.type = type;
 	pd->refs++;
@@ -68,7 +69,7 @@ static bool bind_allowed(const struct xr_qp_impl *qp, const struct xr_mw_impl *m
 	const struct xr_mr_impl *mr = b->mr;
 
 	/* Only the key byte changes; the window and the QP share a PD. */
-	if ((b->new_rkey >> 8) != (mw->key >> 8) || (b->access & ~REMOTE_ACCESS) ||
+	if (((b->new_rkey ^ mw->key) & ~XR_KEY_BYTE) || (b->access & ~REMOTE_ACCESS) ||
 	    qp->pub.pd != mw->pub.pd)
 		return false;
 	/* A type 2 window is bound only when free (invalidate to rebind), and not to nothing. */
@@ -92,7 +93,7 @@ enum xr_wc_status xr_core_exec_bind(struct xr_qp_impl *qp, const struct xr_bind_
 
 	/* The window and the MR must still exist: the WQE holds only their addresses. */
 	if (xr_core_key_obj(qp->core, mw ? mw->key : 0, XR_KEY_MW) != mw ||
-	    (b->mr && xr_core_key_obj(qp->core, b->mr->key, XR_KEY_MR) != b->mr))
+	    (b->mr && xr_core_key_obj(qp->core, b->mr->lkey, XR_KEY_MR) != b->mr))
 		return XR_WC_MW_BIND_ERR;
 	if (!bind_allowed(qp, mw, b))
 		return XR_WC_MW_BIND_ERR;
@@ -112,14 +113,15 @@ enum xr_wc_status xr_core_exec_bind(struct xr_qp_impl *qp, const struct xr_bind_
 	return XR_WC_SUCCESS;
 }
 
-int xr_core_invalidate_key(struct xr_qp_impl *qp, uint32_t key)
+static int invalidate(struct xr_qp_impl *qp, uint32_t key, bool remote)
 {
 	struct xr_mr_impl *mr = xr_core_key_obj(qp->core, key, XR_KEY_MR);
 	struct xr_mw_impl *mw = xr_core_key_obj(qp->core, key, XR_KEY_MW);
 
 	if (mr) {
 		/* Only fast registration makes an MR that can be invalidated (and rxe agrees). */
-		if (mr->key != key || mr->kind != XR_MR_FAST_REG || mr->state != XR_MEM_VALID ||
+		if ((mr->rkey != key && (remote || mr->lkey != key)) ||
+		    mr->kind != XR_MR_FAST_REG || mr->state != XR_MEM_VALID ||
 		    mr->pub.pd != qp->pub.pd || mr->mw_bound)
 			return -EINVAL;
 		mr->state = XR_MEM_INVALID;
@@ -131,6 +133,16 @@ int xr_core_invalidate_key(struct xr_qp_impl *qp, uint32_t key)
 	unbind(mw);
 	mw->state = XR_MEM_INVALID;
 	return 0;
+}
+
+int xr_core_invalidate_key(struct xr_qp_impl *qp, uint32_t key)
+{
+	return invalidate(qp, key, false);
+}
+
+int xr_core_invalidate_rkey(struct xr_qp_impl *qp, uint32_t rkey)
+{
+	return invalidate(qp, rkey, true);
 }
 
 void xr_core_unbind_qp_windows(struct xr_qp_impl *qp)
@@ -156,12 +168,15 @@ struct xr_mr_impl *xr_core_resolve_rkey(struct xr_qp_impl *qp, uint32_t rkey, ui
 
 	if (!(qp->access & access))
 		return NULL;
-	mr = xr_core_mr_lookup(qp->core, rkey);
-	if (mr)
-		return mr->pub.pd == qp->pub.pd && (mr->access & access) &&
-			       xr_mr_covers(mr, va, len)
-			   ? mr
-			   : NULL;
+	/* By its rkey only: an lkey never leaves this host, and reaches nothing from outside. */
+	mr = xr_core_key_obj(qp->core, rkey, XR_KEY_MR);
+	if (mr) {
+		bool granted = mr->rkey == rkey && mr->state == XR_MEM_VALID &&
+			       mr->pub.pd == qp->pub.pd && (mr->access & access) &&
+			       xr_mr_covers(mr, va, len);
+
+		return granted ? mr : NULL;
+	}
 	mw = xr_core_key_obj(qp->core, rkey, XR_KEY_MW);
 	if (!mw || mw->key != rkey || mw->state != XR_MEM_VALID || !mw->mr ||
 	    mw->pub.pd != qp->pub.pd || !(mw->access & access))

@@ -19,11 +19,42 @@ static bool cap_ok(const struct xr_qp_cap *cap, bool srq)
 	       cap->max_send_sge <= XR_MAX_SGE && cap->max_inline_data <= XR_MAX_INLINE;
 }
 
+#define QPN_LAST (XR_MULTICAST_QPN - 1)
+
+/* The QPN after qpn in the cycle through every number a QP may have. */
+static uint32_t qpn_after(uint32_t qpn)
+{
+	return qpn >= QPN_LAST ? XR_QPN_BASE : qpn + 1;
+}
+
+/*
+ * The next QPN after the last one handed out whose slot is free, the first
+ * at random: a peer (or a stray frame of an old connection) cannot know
+ * which QPN a new QP gets, and a QPN just destroyed is the last to come back.
+ * 0 when every slot is taken.
+ */
+static uint32_t new_qpn(struct xr_core *core)
+{
+	uint32_t qpn = core->last_qpn;
+
+	if (!qpn)
+		qpn = XR_QPN_BASE + (uint32_t)(xr_core_random(core) % (QPN_LAST - XR_QPN_BASE + 1));
+	else
+		qpn = qpn_after(qpn);
+	/* Past the wrap, XR_MAX_QP numbers in a row cover every slot. */
+	for (uint32_t n = 0; n < 2 * XR_MAX_QP; n++, qpn = qpn_after(qpn))
+		if (!core->qps[xr_qpn_slot(qpn)]) {
+			core->last_qpn = qpn;
+			return qpn;
+		}
+	return 0;
+}
+
 struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_attr *attr, int *err)
 {
 	struct xr_core *core = pd->core;
 	struct xr_qp_impl *qp;
-	uint32_t slot;
+	uint32_t qpn, slot;
 
 	*err = -EINVAL;
 	struct xr_srq_impl *srq = (struct xr_srq_impl *)attr->srq;
@@ -33,11 +64,11 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 		return NULL;
 	if (attr->qp_type != XR_QPT_RC && attr->qp_type != XR_QPT_UC && attr->qp_type != XR_QPT_UD)
 		return *err = -EOPNOTSUPP, NULL;
-	for (slot = 0; slot < XR_MAX_QP && core->qps[slot]; slot++)
-		;
 	*err = -ENOMEM;
-	if (slot == XR_MAX_QP)
+	qpn = new_qpn(core);
+	if (!qpn)
 		return NULL;
+	slot = xr_qpn_slot(qpn);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
@@ -72,7 +103,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->pub.send_cq = attr->send_cq;
 	qp->pub.recv_cq = attr->recv_cq;
 	qp->pub.srq = attr->srq;
-	qp->pub.qp_num = XR_QPN_BASE + slot;
+	qp->pub.qp_num = qpn;
 	qp->pub.state = XR_QPS_RESET;
 	qp->pub.qp_type = attr->qp_type;
 	qp->cwnd = qp->ssthresh = XR_SEND_WINDOW;

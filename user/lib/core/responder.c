@@ -148,7 +148,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	 * (as rxe), the sender by an invalid request NAK (rxe 6.1 ACKs instead,
 	 * leaving its sender unaware; tests/interop/mw.sh records both).
 	 */
-	if ((f & XR_OPF_IETH) && xr_core_invalidate_key(qp, pkt->ieth_rkey)) {
+	if ((f & XR_OPF_IETH) && xr_core_invalidate_rkey(qp, pkt->ieth_rkey)) {
 		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_REM_INV_REQ_ERR);
 		return false;
 	}

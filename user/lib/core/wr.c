@@ -55,11 +55,11 @@ static enum xr_wc_status exec_reg_mr(struct xr_qp_impl *qp, const struct xr_reg_
 	const int known = XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE | XR_ACCESS_REMOTE_READ |
 			  XR_ACCESS_REMOTE_ATOMIC | XR_ACCESS_MW_BIND;
 
-	if (!mr || xr_core_key_obj(qp->core, mr->key, XR_KEY_MR) != mr)
+	if (!mr || xr_core_key_obj(qp->core, mr->lkey, XR_KEY_MR) != mr)
 		return XR_WC_LOC_QP_OP_ERR;
 	/* A valid MR is invalidated first; only the key byte may change. */
 	if (mr->kind != XR_MR_FAST_REG || mr->state != XR_MEM_INVALID || mr->pub.pd != qp->pub.pd ||
-	    (r->key >> 8) != (mr->key >> 8) || !mr->staged.npages)
+	    !xr_mr_names_key(mr, r->key) || !mr->staged.npages)
 		return XR_WC_LOC_QP_OP_ERR;
 	if ((r->access & ~known) ||
 	    ((r->access & (XR_ACCESS_REMOTE_WRITE | XR_ACCESS_REMOTE_ATOMIC)) &&
@@ -73,7 +73,7 @@ static enum xr_wc_status exec_reg_mr(struct xr_qp_impl *qp, const struct xr_reg_
 	mr->map.length = mr->staged.length;
 	mr->iova = mr->map.iova;
 	mr->length = mr->map.length;
-	mr->key = r->key;
+	xr_mr_set_key_byte(mr, (uint8_t)r->key);
 	mr->access = mr->pub.access = r->access;
 	mr->state = XR_MEM_VALID;
 	return XR_WC_SUCCESS;
