@@ -440,8 +440,8 @@ selected rc && for size in $SIZES_V6; do
 	run_guest_server rc "$size" 0
 	run_xroce_server rc "$size" 0
 done
-# UD after RC: rxe's QPNs have moved on from xroce's (0x11), so that the
-# capture tells a source QP from a destination QP.
+# UD after RC: rxe's QPNs have moved on from its first ones and xroce's are
+# random, so that the capture tells a source QP from a destination QP.
 selected ud && for size in $SIZES_UD; do
 	run_guest_server ud "$size" 1
 	pcap=""
