@@ -279,6 +279,7 @@ static void test_all_opcodes(void)
 		bool is_valid = xr_opinfo[op].flags & XR_OPF_VALID;
 
 		s.opcode = op;
+		s.payload = xr_opinfo[op].flags & XR_OPF_PAYLOAD ? 16 : 0;
 		build_roce(&f, &s);
 		snprintf(name, sizeof(name), "opcode 0x%02x", op);
 		valid += is_valid;
