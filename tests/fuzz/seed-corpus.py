@@ -6,7 +6,8 @@ fuzz_parser gets one frame per file: the first of each RoCE opcode in each
 capture, and one non-RoCE frame per capture. fuzz_core_rx gets one input per
 capture: all its RoCE frames in order, in the harness's record format
 (tests/fuzz/fuzz_core_rx.c: 4 control bytes, a 2-byte length, the frame),
-each aimed at another of the harness's QPs.
+each aimed at the harness's QP in RTS of the frame's transport, its PSN
+the one that QP expects (relative PSN, offset 0).
 
 Usage: tests/fuzz/seed-corpus.py [VECTORS_DIR]  (default ../shared/vectors/rxe,
 or $XROCE_VECTORS). Rewrites the seed files it names, leaves others alone.
@@ -32,8 +33,13 @@ def frames(path):
         pos += 16 + caplen
 
 
-def roce_opcode(frame):
-    """The BTH opcode of an IPv4/IPv6 UDP frame to port 4791, else None."""
+# fuzz_core_rx's QPs: RC, UC, UD, each in RESET, INIT, RTR, RTS, SQD, ERR.
+RTS_QP_OF_TRANSPORT = {0: 3, 1: 9, 3: 15}
+RELATIVE_PSN = 0x10
+
+
+def bth_offset(frame):
+    """Where the BTH of an IPv4/IPv6 UDP frame to port 4791 starts, else None."""
     off, proto = 14, struct.unpack(">H", frame[12:14])[0]
     if proto in (0x8100, 0x88A8):
         proto, off = struct.unpack(">H", frame[16:18])[0], 18
@@ -43,9 +49,9 @@ def roce_opcode(frame):
         udp = off + 40
     else:
         return None
-    if len(frame) < udp + 9 or struct.unpack(">H", frame[udp + 2:udp + 4])[0] != ROCE_PORT:
+    if len(frame) < udp + 20 or struct.unpack(">H", frame[udp + 2:udp + 4])[0] != ROCE_PORT:
         return None
-    return frame[udp + 8]
+    return udp + 8
 
 
 def write(path, data):
@@ -68,15 +74,18 @@ def main():
         stem = name[:-len(".pcap")]
         seen, sequence, non_roce = set(), b"", None
         for number, frame in frames(os.path.join(vectors, name)):
-            op = roce_opcode(frame)
-            if op is None:
+            bth = bth_offset(frame)
+            if bth is None:
                 non_roce = non_roce or (number, frame)
                 continue
+            op = frame[bth]
             if op not in seen:
                 seen.add(op)
                 write(os.path.join(parser_dir, "%s-%d" % (stem, number)), frame)
-            # Control bytes: fix everything up, QP = the frame's index, rkey 0, 1 us.
-            sequence += bytes([0, number & 0xFF, 0, 1]) + struct.pack(">H", len(frame)) + frame
+            qp = RTS_QP_OF_TRANSPORT.get(op >> 5, 0)
+            # Fix everything up, the PSN expected (offset 0), rkey 0, 1 us then progress.
+            frame = frame[:bth + 9] + bytes(3) + frame[bth + 12:]
+            sequence += bytes([RELATIVE_PSN, qp, 0, 0x81]) + struct.pack(">H", len(frame)) + frame
         if non_roce:
             write(os.path.join(parser_dir, "%s-%d" % (stem, non_roce[0])), non_roce[1])
         write(os.path.join(core_dir, stem), sequence)
