@@ -124,12 +124,19 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -
 	-Itests/unit $(FUZZ_SANITIZE)
 FUZZ_CORE_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(wildcard user/lib/core/*.c))
 
-$(BUILD)/fuzz/obj/%.o: %.c $(wildcard include/xroce/*.h user/lib/core/*.h tests/unit/*.h tests/fuzz/*.h)
+FUZZ_LIBS := -ldeflate
+
+$(BUILD)/fuzz/obj/%.o: %.c $(wildcard include/xroce/*.h user/lib/core/*.h tests/*/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/%: $(BUILD)/fuzz/obj/tests/fuzz/%.o $(FUZZ_CORE_OBJS)
-	$(CLANG) $(FUZZ_SANITIZE) -fsanitize=fuzzer -o $@ $^ -ldeflate
+	$(CLANG) $(FUZZ_SANITIZE) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
+
+# fuzz_xdp_agree runs the XDP program as well: it needs its skeleton and libbpf.
+$(BUILD)/fuzz/obj/tests/fuzz/fuzz_xdp_agree.o: FUZZ_CFLAGS += -I$(BUILD)/bpf $(PKG_CFLAGS)
+$(BUILD)/fuzz/obj/tests/fuzz/fuzz_xdp_agree.o: $(BPF_SKELS)
+$(BUILD)/fuzz/fuzz_xdp_agree: FUZZ_LIBS = $(PKG_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libxroce.a
 	@mkdir -p $(@D)
@@ -143,7 +150,7 @@ test: deps
 # a temporary directory (docs/fuzzing.md: merging them into the corpus).
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_BINS)
-	FUZZ_TIME=$(FUZZ_TIME) BUILD=$(BUILD) tests/fuzz/run.sh
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_KEEP=1 BUILD=$(BUILD) tests/fuzz/test_fuzz.sh
 
 # Tool and bench objects are not intermediates: keep them between builds.
 .SECONDARY:

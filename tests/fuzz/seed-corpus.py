@@ -9,6 +9,8 @@ capture: all its RoCE frames in order, in the harness's record format
 each aimed at the harness's QP in RTS of the frame's transport, its PSN
 the one that QP expects (relative PSN, offset 0).
 
+fuzz_xdp_agree reads fuzz_parser's corpus (a symbolic link).
+
 Usage: tests/fuzz/seed-corpus.py [VECTORS_DIR]  (default ../shared/vectors/rxe,
 or $XROCE_VECTORS). Rewrites the seed files it names, leaves others alone.
 """

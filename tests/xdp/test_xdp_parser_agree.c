@@ -17,116 +17,54 @@
  * QP lookup too. Needs root (loading BPF programs).
  */
 #include <dirent.h>
-#include <linux/if_ether.h>
 
-#include "core/packet.h"
-#include "xdp_test_common.h"
+#include "../fuzz/xdp_verdict.h"
 #include "xroce/wire.h"
 
 #define CORPUS_DIR "tests/fuzz/corpus/fuzz_parser"
 #define MAX_BASES 128
-#define FRAME_MAX 2048
 #define MUTATIONS 20000
 #define QPN (XR_QPN_BASE + 3)
 #define SEED 0x600dcafe1234ull
 
-enum verdict { WELL_FORMED, MALFORMED, NOT_ROCE };
-
-static const char *const verdict_names[] = {"well-formed", "malformed", "not RoCE"};
-
 struct frame {
-	uint8_t data[FRAME_MAX];
+	uint8_t data[XV_FRAME_MAX];
 	uint32_t len;
 };
 
 static struct frame bases[MAX_BASES];
 static int nbases, failures, disagreements;
 
-static enum verdict parser_verdict(const struct frame *f, enum xr_parse_result *r)
-{
-	struct xr_pkt pkt;
-
-	*r = xr_pkt_parse(f->data, f->len, &pkt);
-	return *r == XR_PARSE_OK ? WELL_FORMED : *r == XR_PARSE_NOT_ROCE ? NOT_ROCE : MALFORMED;
-}
-
-/* The program's verdict, or -1 (after saying why) when the test run failed. */
-static int xdp_verdict(const struct frame *f, const char **counter)
-{
-	static const size_t malformed[] = {
-	    XT_COUNTER_INDEX(drop_truncated), XT_COUNTER_INDEX(drop_bad_tver),
-	    XT_COUNTER_INDEX(drop_bad_opcode), XT_COUNTER_INDEX(drop_bad_length)};
-	__u64 before[XT_NCOUNTERS], after[XT_NCOUNTERS];
-	uint8_t out[FRAME_MAX + 256];
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
-		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
-
-	*counter = "none";
-	xt_read_counters(before);
-	if (bpf_prog_test_run_opts(xt.prog_fd, &opts)) {
-		fprintf(stderr, "test run of a %u-byte frame: %s\n", f->len, strerror(errno));
-		return -1;
-	}
-	xt_read_counters(after);
-	if (after[XT_COUNTER_INDEX(passed_non_roce)] != before[XT_COUNTER_INDEX(passed_non_roce)]) {
-		*counter = "passed_non_roce";
-		return NOT_ROCE;
-	}
-	for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++)
-		if (after[malformed[i]] != before[malformed[i]]) {
-			*counter = xt_counter_names[malformed[i]];
-			return MALFORMED;
-		}
-	for (size_t i = 0; i < XT_NCOUNTERS; i++)
-		if (after[i] != before[i] && i != XT_COUNTER_INDEX(roce_ipv6)) {
-			*counter = xt_counter_names[i];
-			break;
-		}
-	return WELL_FORMED;
-}
-
-static void print_hex(const struct frame *f)
-{
-	for (uint32_t i = 0; i < f->len; i++)
-		printf("%02x%s", f->data[i], i % 16 == 15 || i + 1 == f->len ? "\n" : " ");
-}
-
 /*
  * Both verdicts of a frame; the first disagreement of the run is printed
  * whole. False when the test run itself failed.
  */
-static bool judge(const char *name, const struct frame *f, int *xdp, enum verdict *engine)
+static bool judge(const char *name, const struct frame *f, int *xdp, enum xv_verdict *engine)
 {
 	enum xr_parse_result r;
 	const char *counter;
 
-	*engine = parser_verdict(f, &r);
-	/* A test run needs an Ethernet header; a shorter frame is nobody's RoCE. */
-	if (f->len < ETH_HLEN) {
-		*xdp = NOT_ROCE;
-		counter = "(too short to run)";
-	} else {
-		*xdp = xdp_verdict(f, &counter);
-	}
+	*engine = xv_parser_verdict(f->data, f->len, &r);
+	*xdp = xv_xdp_verdict(f->data, f->len, &counter);
 	if (*xdp < 0) {
 		failures++;
 		return false;
 	}
 	if (*xdp != (int)*engine && disagreements++ == 0) {
 		printf("FIRST DISAGREEMENT (%s): XDP %s (%s), parser %s (%s); %u bytes:\n", name,
-		       verdict_names[*xdp], counter, verdict_names[*engine], xr_parse_result_str(r),
-		       f->len);
-		print_hex(f);
+		       xv_verdict_names[*xdp], counter, xv_verdict_names[*engine],
+		       xr_parse_result_str(r), f->len);
+		xv_print_hex(f->data, f->len);
 	}
 	return true;
 }
 
 /* How many frames of each verdict both gave: the mutations must reach all three. */
-static int agreed_on[3];
+static int agreed_on[XV_NVERDICTS];
 
 static bool agree(const char *name, const struct frame *f)
 {
-	enum verdict engine;
+	enum xv_verdict engine;
 	int xdp;
 
 	if (!judge(name, f, &xdp, &engine))
@@ -140,20 +78,20 @@ static bool agree(const char *name, const struct frame *f)
 }
 
 /* A named case: both must agree, on the verdict expected. */
-static void check_case(const char *name, const struct frame *f, enum verdict expect)
+static void check_case(const char *name, const struct frame *f, enum xv_verdict expect)
 {
-	enum verdict engine;
+	enum xv_verdict engine;
 	int xdp;
 
 	if (!judge(name, f, &xdp, &engine))
 		return;
 	if (xdp == (int)engine && engine == expect) {
-		printf("ok   %-56s %s\n", name, verdict_names[expect]);
+		printf("ok   %-56s %s\n", name, xv_verdict_names[expect]);
 		return;
 	}
 	failures++;
-	printf("FAIL %-56s XDP %s, parser %s, expected %s\n", name, verdict_names[xdp],
-	       verdict_names[engine], verdict_names[expect]);
+	printf("FAIL %-56s XDP %s, parser %s, expected %s\n", name, xv_verdict_names[xdp],
+	       xv_verdict_names[engine], xv_verdict_names[expect]);
 }
 
 /* ---- building the named cases ------------------------------------------- */
@@ -239,68 +177,68 @@ static void named_cases(void)
 	struct frame f;
 
 	f = build(XR_OP_RC_SEND_ONLY, false, 16);
-	check_case("ipv4 SEND ONLY", &f, WELL_FORMED);
+	check_case("ipv4 SEND ONLY", &f, XV_WELL_FORMED);
 	f = build(XR_OP_RC_SEND_ONLY, true, 16);
-	check_case("ipv6 SEND ONLY", &f, WELL_FORMED);
+	check_case("ipv6 SEND ONLY", &f, XV_WELL_FORMED);
 	f = tagged(build(XR_OP_RC_SEND_ONLY, false, 16), ETH_P_8021Q);
-	check_case("802.1Q-tagged SEND ONLY", &f, WELL_FORMED);
+	check_case("802.1Q-tagged SEND ONLY", &f, XV_WELL_FORMED);
 	f = tagged(build(XR_OP_RC_SEND_ONLY, false, 16), ETH_P_8021AD);
-	check_case("802.1ad-tagged SEND ONLY", &f, WELL_FORMED);
+	check_case("802.1ad-tagged SEND ONLY", &f, XV_WELL_FORMED);
 	f = tagged(tagged(build(XR_OP_RC_SEND_ONLY, false, 16), ETH_P_8021Q), ETH_P_8021AD);
-	check_case("two VLAN tags (QinQ): only one is looked into", &f, NOT_ROCE);
+	check_case("two VLAN tags (QinQ): only one is looked into", &f, XV_NOT_ROCE);
 
 	f = build(XR_OP_RC_SEND_ONLY, false, 13);
-	check_case("SEND ONLY of 13 bytes, PadCnt 3", &f, WELL_FORMED);
+	check_case("SEND ONLY of 13 bytes, PadCnt 3", &f, XV_WELL_FORMED);
 	f = padded(build(XR_OP_RC_SEND_FIRST, false, 16), 1);
-	check_case("SEND FIRST with PadCnt 1", &f, MALFORMED);
+	check_case("SEND FIRST with PadCnt 1", &f, XV_MALFORMED);
 	f = padded(build(XR_OP_RC_SEND_MIDDLE, false, 16), 2);
-	check_case("SEND MIDDLE with PadCnt 2", &f, MALFORMED);
+	check_case("SEND MIDDLE with PadCnt 2", &f, XV_MALFORMED);
 	f = padded(build(XR_OP_RC_READ_RESPONSE_FIRST, false, 16), 3);
-	check_case("READ RESPONSE FIRST with PadCnt 3", &f, MALFORMED);
+	check_case("READ RESPONSE FIRST with PadCnt 3", &f, XV_MALFORMED);
 	f = padded(build(XR_OP_RC_SEND_LAST, false, 16), 3);
-	check_case("SEND LAST with PadCnt 3", &f, WELL_FORMED);
+	check_case("SEND LAST with PadCnt 3", &f, XV_WELL_FORMED);
 	f = grown(build(XR_OP_RC_ACK, false, 0), false, 4);
-	check_case("ACK with 4 bytes of payload", &f, MALFORMED);
+	check_case("ACK with 4 bytes of payload", &f, XV_MALFORMED);
 	f = grown(build(XR_OP_RC_READ_REQUEST, true, 0), true, 8);
-	check_case("ipv6 READ REQUEST with 8 bytes of payload", &f, MALFORMED);
+	check_case("ipv6 READ REQUEST with 8 bytes of payload", &f, XV_MALFORMED);
 
 	/* The IP and UDP lengths: the datagram must be exactly the IP payload. */
 	f = build(XR_OP_RC_SEND_ONLY, false, 16);
 	put16(f.data + XR_ETH_HLEN + 2, (uint16_t)(get16(f.data + XR_ETH_HLEN + 2) + 4));
 	f.len += 4;
-	check_case("ipv4 total length 4 beyond the UDP length", &f, MALFORMED);
+	check_case("ipv4 total length 4 beyond the UDP length", &f, XV_MALFORMED);
 	f = build(XR_OP_RC_SEND_ONLY, true, 16);
 	put16(f.data + XR_ETH_HLEN + 4, (uint16_t)(get16(f.data + XR_ETH_HLEN + 4) + 4));
 	f.len += 4;
-	check_case("ipv6 payload length 4 beyond the UDP length", &f, MALFORMED);
+	check_case("ipv6 payload length 4 beyond the UDP length", &f, XV_MALFORMED);
 	f = build(XR_OP_RC_SEND_ONLY, true, 16);
 	put16(f.data + XR_ETH_HLEN + 4, (uint16_t)(get16(f.data + XR_ETH_HLEN + 4) - 4));
-	check_case("ipv6 payload length 4 short of the UDP length", &f, MALFORMED);
+	check_case("ipv6 payload length 4 short of the UDP length", &f, XV_MALFORMED);
 	f = build(XR_OP_RC_SEND_ONLY, false, 16);
 	put16(f.data + XR_ETH_HLEN + XR_IPV4_HLEN + 4,
 	      (uint16_t)(get16(f.data + XR_ETH_HLEN + XR_IPV4_HLEN + 4) - 4));
-	check_case("UDP length 4 short of the ipv4 payload", &f, MALFORMED);
+	check_case("UDP length 4 short of the ipv4 payload", &f, XV_MALFORMED);
 	f = build(XR_OP_RC_SEND_ONLY, false, 16);
 	f.len += 20; /* Ethernet padding */
-	check_case("SEND ONLY with 20 bytes of Ethernet padding", &f, WELL_FORMED);
+	check_case("SEND ONLY with 20 bytes of Ethernet padding", &f, XV_WELL_FORMED);
 	f = build(XR_OP_RC_SEND_ONLY, false, 16);
 	f.len -= 2;
-	check_case("SEND ONLY cut inside its ICRC", &f, MALFORMED);
+	check_case("SEND ONLY cut inside its ICRC", &f, XV_MALFORMED);
 
 	/* Not IP as the kernel would take it: for the kernel to decide. */
 	f = build(XR_OP_RC_SEND_ONLY, false, 16);
 	put16(f.data + XR_ETH_HLEN + 2, 12);
-	check_case("ipv4 total length below the header's", &f, NOT_ROCE);
+	check_case("ipv4 total length below the header's", &f, XV_NOT_ROCE);
 	f = build(XR_OP_RC_SEND_ONLY, true, 16);
 	f.data[XR_ETH_HLEN] = 0x50;
-	check_case("ipv6 ethertype, IP version 5", &f, NOT_ROCE);
+	check_case("ipv6 ethertype, IP version 5", &f, XV_NOT_ROCE);
 	f = build(XR_OP_RC_SEND_ONLY, false, 16);
 	f.data[XR_ETH_HLEN] = 0x65;
-	check_case("ipv4 ethertype, IP version 6", &f, NOT_ROCE);
+	check_case("ipv4 ethertype, IP version 6", &f, XV_NOT_ROCE);
 	/* The ICRC covers the IP header but its checksum: neither checks that. */
 	f = build(XR_OP_RC_SEND_ONLY, false, 16);
 	f.data[XR_ETH_HLEN + 10] ^= 0xff;
-	check_case("ipv4 header checksum wrong", &f, WELL_FORMED);
+	check_case("ipv4 header checksum wrong", &f, XV_WELL_FORMED);
 }
 
 /* ---- the corpus and its mutations ---------------------------------------- */
@@ -403,13 +341,13 @@ static void mutate(struct frame *f)
 		} else if (k < 9) { /* longer */
 			uint32_t add = next_random() % 32 + 1;
 
-			if (f->len + add > FRAME_MAX)
+			if (f->len + add > XV_FRAME_MAX)
 				continue;
 			for (uint32_t j = 0; j < add; j++)
 				f->data[f->len + j] = (uint8_t)next_random();
 			f->len += add;
 		} else if (f->len > 16) { /* a VLAN tag of either kind */
-			if (f->len + 4 > FRAME_MAX)
+			if (f->len + 4 > XV_FRAME_MAX)
 				continue;
 			memmove(f->data + 16, f->data + 12, f->len - 12);
 			put16(f->data + 12, next_random() & 1 ? ETH_P_8021Q : ETH_P_8021AD);
@@ -439,13 +377,13 @@ static void corpus_and_mutations(void)
 	printf("%s %-56s %d of %d agree (seed 0x%llx)\n",
 	       failures == failures_before ? "ok  " : "FAIL", "mutated frames", agreed, MUTATIONS,
 	       (unsigned long long)SEED);
-	printf("     well-formed %d, malformed %d, not RoCE %d\n", agreed_on[WELL_FORMED],
-	       agreed_on[MALFORMED], agreed_on[NOT_ROCE]);
+	printf("     well-formed %d, malformed %d, not RoCE %d\n", agreed_on[XV_WELL_FORMED],
+	       agreed_on[XV_MALFORMED], agreed_on[XV_NOT_ROCE]);
 	/* Mutations that never leave one verdict test nothing of the boundaries between them. */
-	for (int v = 0; v < 3; v++)
+	for (int v = 0; v < XV_NVERDICTS; v++)
 		if (agreed_on[v] < MUTATIONS / 50) {
 			printf("FAIL %-56s only %d %s\n", "mutations reach every verdict",
-			       agreed_on[v], verdict_names[v]);
+			       agreed_on[v], xv_verdict_names[v]);
 			failures++;
 		}
 }
