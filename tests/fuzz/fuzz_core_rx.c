@@ -262,6 +262,38 @@ static void modify(struct xr_qp_impl *qp, struct xr_qp_attr *a, int mask, const 
 	REQUIRE(xr_core_modify_qp(qp, a, mask | XR_QP_STATE, dmac) == 0);
 }
 
+/* Type 1 through xr_bind_mw, type 2 through a BIND_MW work request, both on an RC QP in RTS. */
+static void bind_windows(struct fixture *f, struct xr_qp_impl *qp)
+{
+	struct region *r = &f->regions[REGION_EXACT];
+	struct xr_mw_bind bind = {.wr_id = 7,
+				  .bind_info = {.mr = r->mr,
+						.addr = (uintptr_t)r->reg + 4096,
+						.length = 2048,
+						.mw_access_flags = XR_ACCESS_REMOTE_WRITE |
+								   XR_ACCESS_REMOTE_READ |
+								   XR_ACCESS_REMOTE_ATOMIC}};
+	struct xr_send_wr wr = {.wr_id = 8, .opcode = XR_WR_BIND_MW};
+	int err;
+
+	f->mw[0] = xr_core_alloc_mw(f->pd, XR_MW_TYPE_1, &err);
+	f->mw[1] = xr_core_alloc_mw(f->pd, XR_MW_TYPE_2, &err);
+	REQUIRE(f->mw[0] && f->mw[1]);
+	REQUIRE(xr_core_bind_mw(qp, f->mw[0], &bind) == 0);
+	f->keys[f->nkeys++] = (struct key){
+	    .rkey = f->mw[0]->rkey, .base = bind.bind_info.addr, .len = bind.bind_info.length};
+	wr.bind_mw.mw = f->mw[1];
+	wr.bind_mw.rkey = xr_inc_rkey(f->mw[1]->rkey);
+	wr.bind_mw.bind_info = bind.bind_info;
+	wr.bind_mw.bind_info.addr += 2048;
+	post_send(qp, &wr);
+	xr_core_progress(f->core, f->now);
+	REQUIRE(xr_mw_impl(f->mw[1])->state == XR_MEM_VALID);
+	f->keys[f->nkeys++] = (struct key){.rkey = wr.bind_mw.rkey,
+					   .base = wr.bind_mw.bind_info.addr,
+					   .len = wr.bind_mw.bind_info.length};
+}
+
 /* Walks qp up to target, posting receives at INIT and sends at RTS. */
 static void bring_up(struct fixture *f, struct xr_qp_impl *qp, int index, enum xr_qp_state target)
 {
@@ -312,6 +344,9 @@ static void bring_up(struct fixture *f, struct xr_qp_impl *qp, int index, enum x
 		mask |= XR_QP_TIMEOUT | XR_QP_RETRY_CNT | XR_QP_RNR_RETRY | XR_QP_MAX_QP_RD_ATOMIC;
 	}
 	modify(qp, &a, mask, NULL);
+	/* Before the sends: a bind waits for every WQE ahead of it to complete. */
+	if (type == XR_QPT_RC && !f->mw[0])
+		bind_windows(f, qp);
 	post_sends(f, qp);
 	/* Out on the wire: READ and atomic now wait for their responses. */
 	xr_core_progress(f->core, f->now);
@@ -319,37 +354,6 @@ static void bring_up(struct fixture *f, struct xr_qp_impl *qp, int index, enum x
 		return;
 	a = (struct xr_qp_attr){.qp_state = target};
 	modify(qp, &a, 0, NULL);
-}
-
-/* Type 1 through xr_bind_mw, type 2 through a BIND_MW work request, both on an RC QP in RTS. */
-static void bind_windows(struct fixture *f, struct xr_qp_impl *qp)
-{
-	struct region *r = &f->regions[REGION_EXACT];
-	struct xr_mw_bind bind = {.wr_id = 7,
-				  .bind_info = {.mr = r->mr,
-						.addr = (uintptr_t)r->reg + 4096,
-						.length = 2048,
-						.mw_access_flags = XR_ACCESS_REMOTE_WRITE |
-								   XR_ACCESS_REMOTE_READ |
-								   XR_ACCESS_REMOTE_ATOMIC}};
-	struct xr_send_wr wr = {.wr_id = 8, .opcode = XR_WR_BIND_MW};
-	int err;
-
-	f->mw[0] = xr_core_alloc_mw(f->pd, XR_MW_TYPE_1, &err);
-	f->mw[1] = xr_core_alloc_mw(f->pd, XR_MW_TYPE_2, &err);
-	REQUIRE(f->mw[0] && f->mw[1]);
-	REQUIRE(xr_core_bind_mw(qp, f->mw[0], &bind) == 0);
-	f->keys[f->nkeys++] = (struct key){
-	    .rkey = f->mw[0]->rkey, .base = bind.bind_info.addr, .len = bind.bind_info.length};
-	wr.bind_mw.mw = f->mw[1];
-	wr.bind_mw.rkey = xr_inc_rkey(f->mw[1]->rkey);
-	wr.bind_mw.bind_info = bind.bind_info;
-	wr.bind_mw.bind_info.addr += 2048;
-	post_send(qp, &wr);
-	xr_core_progress(f->core, f->now);
-	f->keys[f->nkeys++] = (struct key){.rkey = wr.bind_mw.rkey,
-					   .base = wr.bind_mw.bind_info.addr,
-					   .len = wr.bind_mw.bind_info.length};
 }
 
 static void setup(struct fixture *f)
@@ -410,7 +414,6 @@ static void setup(struct fixture *f)
 			bring_up(f, f->qps[i], i, states[s]);
 		}
 	}
-	bind_windows(f, f->qps[3]); /* RC, RTS */
 	f->keys[f->nkeys++] = (struct key){.rkey = 0xdeadbeef, .base = 0x1000, .len = 4096};
 	/* The UD QP in RTS listens to a group too. */
 	f->mcast_qp = f->qps[2 * NSTATES + 3];
