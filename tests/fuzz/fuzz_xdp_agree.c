@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (xdp < 0)
 		abort();
 	if (xdp != (int)engine) {
-		printf("fuzz_xdp_agree: XDP %s (%s), parser %s (%s); %zu bytes:\n",
+		printf("fuzz_xdp_agree: disagreement: XDP %s (%s), parser %s (%s); %zu bytes:\n",
 		       xv_verdict_names[xdp], counter, xv_verdict_names[engine],
 		       xr_parse_result_str(r), size);
 		xv_print_hex(data, (uint32_t)size);

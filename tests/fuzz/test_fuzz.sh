@@ -36,7 +36,7 @@ for name in "${harnesses[@]}"; do
 	if [ $status -ne 0 ] || grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$log"; then
 		failed=1
 		echo "FAIL $name (exit $status) after ${execs:-?} executions:"
-		grep -E 'ERROR|runtime error|invariant broken|SUMMARY|Test unit written' "$log" | head -20 | sed 's/^/    /'
+		grep -E 'ERROR|runtime error|invariant broken|disagreement|SUMMARY|Test unit written' "$log" | head -20 | sed 's/^/    /'
 		artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | head -1)
 		if [ -n "$artifact" ]; then
 			mkdir -p "$BUILD/fuzz/crashes"
