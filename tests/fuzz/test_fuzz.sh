@@ -7,7 +7,7 @@
 # sanitizer report, and says how to reproduce it; prints executions per
 # second. FUZZ_KEEP=1 keeps the new inputs and prints how to merge them.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 FUZZ_TIME=${FUZZ_TIME:-10}
 FUZZ_KEEP=${FUZZ_KEEP:-0}
