@@ -117,11 +117,11 @@ $(BUILD)/tests/$(notdir $(basename $(1))): $(BUILD)/obj/$(basename $(1)).o $(BUI
 endef
 $(foreach src,$(TEST_SRCS),$(eval $(call test_rule,$(src))))
 
-# The harnesses drive the sans-I/O core alone, so they link its objects (built
-# again with clang and the sanitizers libFuzzer needs) and libdeflate only.
+# The harnesses drive the sans-I/O core, so they link its objects (built
+# again with clang and the sanitizers libFuzzer needs) and libdeflate.
 FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser/lib \
-	-Itests/unit $(FUZZ_SANITIZE)
+	$(FUZZ_SANITIZE)
 FUZZ_CORE_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(wildcard user/lib/core/*.c))
 
 FUZZ_LIBS := -ldeflate
