@@ -58,8 +58,11 @@ LOADER_SRCS := $(wildcard user/loader/*.c)
 LOADER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LOADER_SRCS))
 TOOL_SRCS := $(wildcard user/tools/*.c)
 TOOLS := $(patsubst user/tools/%.c,$(BUILD)/%,$(TOOL_SRCS))
-TEST_SRCS := $(wildcard tests/*/*.c)
+# Fuzz harnesses have no main (libFuzzer's is linked in): built below, not as tests.
+TEST_SRCS := $(filter-out tests/fuzz/%,$(wildcard tests/*/*.c))
 TEST_BINS := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRCS)))
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
@@ -69,9 +72,9 @@ LIB_MAP := user/lib/libxroce.map
 PUBLIC_HEADERS := $(wildcard include/xroce/*.h)
 MAN_PAGES := $(wildcard docs/man/*.[1-8])
 
-.PHONY: all deps test interop bench clean format install uninstall
+.PHONY: all deps test fuzz interop bench clean format install uninstall
 all: $(BPF_OBJS) $(BUILD)/libxroce.a $(BUILD)/libxroce.so $(BUILD)/$(SONAME) $(BUILD)/xroce $(TOOLS) \
-	$(TEST_BINS) $(BENCH_BINS)
+	$(TEST_BINS) $(BENCH_BINS) $(FUZZ_BINS)
 
 deps:
 	@scripts/install-deps.sh
@@ -114,6 +117,27 @@ $(BUILD)/tests/$(notdir $(basename $(1))): $(BUILD)/obj/$(basename $(1)).o $(BUI
 endef
 $(foreach src,$(TEST_SRCS),$(eval $(call test_rule,$(src))))
 
+# The harnesses drive the sans-I/O core, so they link its objects (built
+# again with clang and the sanitizers libFuzzer needs) and libdeflate.
+FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser/lib \
+	$(FUZZ_SANITIZE)
+FUZZ_CORE_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(wildcard user/lib/core/*.c))
+
+FUZZ_LIBS := -ldeflate
+
+$(BUILD)/fuzz/obj/%.o: %.c $(wildcard include/xroce/*.h user/lib/core/*.h tests/*/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/%: $(BUILD)/fuzz/obj/tests/fuzz/%.o $(FUZZ_CORE_OBJS)
+	$(CLANG) $(FUZZ_SANITIZE) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
+
+# fuzz_xdp_agree runs the XDP program as well: it needs its skeleton and libbpf.
+$(BUILD)/fuzz/obj/tests/fuzz/fuzz_xdp_agree.o: FUZZ_CFLAGS += -I$(BUILD)/bpf $(PKG_CFLAGS)
+$(BUILD)/fuzz/obj/tests/fuzz/fuzz_xdp_agree.o: $(BPF_SKELS)
+$(BUILD)/fuzz/fuzz_xdp_agree: FUZZ_LIBS = $(PKG_LIBS)
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libxroce.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -121,6 +145,12 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libxroce.a
 test: deps
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run.sh
+
+# Every harness for FUZZ_TIME seconds, from the kept corpus; new inputs go to
+# a temporary directory (docs/fuzzing.md: merging them into the corpus).
+FUZZ_TIME ?= 60
+fuzz: $(FUZZ_BINS)
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_KEEP=1 BUILD=$(BUILD) tests/fuzz/test_fuzz.sh
 
 # Tool and bench objects are not intermediates: keep them between builds.
 .SECONDARY:

@@ -164,7 +164,7 @@ find_roce_udp(void *data, void *data_end, __u32 *ip_payload_len, bool *ipv6, voi
 		if ((void *)(ip6 + 1) > data_end)
 			return NULL;
 		/* RoCEv2 sends no extension headers. */
-		if (ip6->nexthdr != IPPROTO_UDP)
+		if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
 			return NULL;
 		udp = (void *)(ip6 + 1);
 		*ip_payload_len = bpf_ntohs(ip6->payload_len);
@@ -538,7 +538,7 @@ int xroce_xdp(struct xdp_md *ctx)
 	struct udphdr *udp;
 	struct xr_bth *bth;
 	__u32 ip_payload_len = 0, udp_len, dqpn, slot, zero = 0;
-	__u32 pad;
+	__u32 pad, headers_len;
 	int action;
 	__u16 fast_path;
 	bool ipv6 = false;
@@ -575,11 +575,18 @@ int xroce_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 
-	/* Ethernet may pad a short frame, so the frame may be longer than UDP says. */
+	/*
+	 * Ethernet may pad a short frame, so the frame may be longer than UDP
+	 * says. Pad bytes belong to the last (or only) packet of a message, and
+	 * an opcode without payload has nothing between its headers and the
+	 * pad. The engine's parser (xr_pkt_parse) applies the same rules.
+	 */
 	udp_len = bpf_ntohs(udp->len);
 	pad = (bth->flags & XR_BTH_PAD_MASK) >> XR_BTH_PAD_SHIFT;
+	headers_len = sizeof(*udp) + info.hdr_len + pad + XR_ICRC_SIZE;
 	if (udp_len != ip_payload_len || (void *)udp + udp_len > data_end ||
-	    udp_len < sizeof(*udp) + info.hdr_len + pad + XR_ICRC_SIZE) {
+	    udp_len < headers_len || (udp_len > headers_len && !(info.flags & XR_OPF_PAYLOAD)) ||
+	    (pad && !(info.flags & XR_OPF_LAST))) {
 		counters->drop_bad_length++;
 		return XDP_DROP;
 	}

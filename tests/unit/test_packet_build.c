@@ -303,7 +303,7 @@ static const struct golden *golden_with(uint8_t opcode)
 static void check_padding(struct group *g)
 {
 	static const uint8_t opcodes[] = {XR_OP_RC_SEND_ONLY, XR_OP_RC_SEND_ONLY_IMM,
-					  XR_OP_RC_WRITE_FIRST, XR_OP_UD_SEND_ONLY};
+					  XR_OP_RC_WRITE_ONLY_IMM, XR_OP_UD_SEND_ONLY};
 
 	for (size_t k = 0; k < sizeof(opcodes); k++) {
 		const struct golden *gd = golden_with(opcodes[k]);

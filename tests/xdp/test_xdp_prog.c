@@ -325,6 +325,7 @@ static void test_all_opcodes(void)
 		bool is_valid = xr_opinfo[op].flags & XR_OPF_VALID;
 
 		s.opcode = op;
+		s.payload = xr_opinfo[op].flags & XR_OPF_PAYLOAD ? 16 : 0;
 		build_roce(&f, &s);
 		snprintf(name, sizeof(name), "opcode 0x%02x", op);
 		valid += is_valid;
@@ -542,8 +543,10 @@ static void refresh_ip_checksum(struct frame *f)
 
 static void build_to(struct frame *f, uint8_t opcode, uint32_t qpn, bool ipv6)
 {
-	build_roce(f,
-		   &(struct roce_spec){.ipv6 = ipv6, .opcode = opcode, .qpn = qpn, .payload = 8});
+	uint32_t payload = xr_opinfo[opcode].flags & XR_OPF_PAYLOAD ? 8 : 0;
+
+	build_roce(
+	    f, &(struct roce_spec){.ipv6 = ipv6, .opcode = opcode, .qpn = qpn, .payload = payload});
 	if (opcode == XR_OP_UD_SEND_ONLY)
 		put32(f->data + f->bth + XR_BTH_SIZE, UD_QKEY);
 }

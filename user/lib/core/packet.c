@@ -112,13 +112,14 @@ static enum xr_parse_result parse_l3(const uint8_t *f, uint32_t len, struct xr_p
 		if (rd16(ip + 6) & 0x3fff) /* fragment */
 			return XR_PARSE_NOT_ROCE;
 		tot = rd16(ip + 2);
+		/* Not even IP: the kernel, which validates IP itself, decides (as XDP does). */
+		if (tot < ihl)
+			return XR_PARSE_NOT_ROCE;
 		pkt->ipv6 = false;
 		gid_from_v4(&pkt->sgid, ip + 12);
 		gid_from_v4(&pkt->dgid, ip + 16);
 		*udp_off = off + ihl;
 		*l3_end = off + tot;
-		if (tot < ihl)
-			return XR_PARSE_BAD_LENGTH;
 	} else if (proto == ETH_P_IPV6) {
 		const uint8_t *ip = f + off;
 
@@ -203,7 +204,8 @@ enum xr_parse_result xr_pkt_parse(const uint8_t *frame, uint32_t len, struct xr_
 	udp_len = rd16(udp + 4);
 	if (l3_end > len)
 		return XR_PARSE_TRUNCATED;
-	if (udp_len < XR_UDP_HLEN || udp_off + udp_len > l3_end)
+	/* RoCEv2 sends one datagram per IP packet: the two lengths must agree. */
+	if (udp_len < XR_UDP_HLEN || udp_off + udp_len != l3_end)
 		return XR_PARSE_BAD_LENGTH;
 	bth_off = udp_off + XR_UDP_HLEN;
 	roce_end = udp_off + udp_len;
@@ -226,6 +228,9 @@ enum xr_parse_result xr_pkt_parse(const uint8_t *frame, uint32_t len, struct xr_
 	pkt->dqpn = rd24(bth + 5);
 	pkt->ackreq = bth[8] & 0x80;
 	pkt->psn = rd24(bth + 9);
+	/* Only the last (or only) packet of a message may be padded. */
+	if (pkt->padcnt && !(pkt->opflags & XR_OPF_LAST))
+		return XR_PARSE_BAD_LENGTH;
 	if (roce_end < bth_off + hdr_len + pkt->padcnt + XR_ICRC_SIZE)
 		return XR_PARSE_BAD_LENGTH;
 	pkt->payload = bth + hdr_len;
@@ -327,7 +332,8 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 	uint8_t hop = path->hop_limit ? path->hop_limit : DEFAULT_HOP_LIMIT;
 	uint8_t *l3 = buf + XR_ETH_HLEN, *udp = l3 + l3_len, *b = udp + XR_UDP_HLEN;
 
-	if (!(oi->flags & XR_OPF_VALID))
+	/* The parser refuses a padded packet that does not end a message: never send one. */
+	if (!(oi->flags & XR_OPF_VALID) || (pad && !(oi->flags & XR_OPF_LAST)))
 		return -EINVAL;
 	if (frame_len > cap)
 		return -ENOSPC;

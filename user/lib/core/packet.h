@@ -105,7 +105,10 @@ struct xr_pkt_out {
 	uint32_t icrc_off;
 };
 
-/* Returns 0, or -ENOSPC if cap is too small, -EINVAL for an unknown opcode. */
+/*
+ * Returns 0, or -ENOSPC if cap is too small, -EINVAL for an unknown opcode or
+ * for a payload that needs padding in a packet that does not end a message.
+ */
 int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 		 const struct xr_bth_fields *bth, uint32_t payload_len, uint16_t ip_id,
 		 struct xr_pkt_out *out);

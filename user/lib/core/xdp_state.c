@@ -102,7 +102,7 @@ void xr_xdp_publish_next_psn(struct xr_qp_impl *qp)
 void xr_xdp_note_acked(struct xr_qp_impl *qp)
 {
 	struct xr_qp_entry *e = entry_of(qp);
-	uint64_t cur;
+	__u64 cur; /* the type of xdp_ack: clang rejects a uint64_t * for it */
 
 	if (!e)
 		return;
