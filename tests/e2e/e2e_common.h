@@ -66,6 +66,29 @@ static inline void fill_pattern(uint8_t *buf, uint32_t seed, size_t from, size_t
 		buf[i] = pattern_byte(seed, from + i);
 }
 
+/* Index of the first byte of buf that is not pattern (seed, from + i), or -1. */
+static inline ssize_t pattern_mismatch(const uint8_t *buf, uint32_t seed, size_t from, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != pattern_byte(seed, from + i))
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Atomic targets and results in host order, as the responder keeps them. */
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void store64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
 /* Checks one completion against what it must be; describes the first difference in r. */
 static inline bool check_wc(const struct xr_wc *wc, uint64_t wr_id, enum xr_wc_status status,
 			    enum xr_wc_opcode opcode, struct report *r)

@@ -209,28 +209,6 @@ static bool is_message(enum op_kind kind)
 	return kind == OP_SEND || kind == OP_SEND_IMM || kind == OP_WRITE_IMM;
 }
 
-static ssize_t pattern_mismatch(const uint8_t *buf, uint32_t seed, size_t from, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] != pattern_byte(seed, from + i))
-			return (ssize_t)i;
-	return -1;
-}
-
-/* Atomic results and targets in host order, as the responder keeps them. */
-static uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void store64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
 static struct xr_sge buf_sge(struct side *s, uint32_t off, uint32_t len)
 {
 	return sge_of(s->mr, s->buf + off, len);

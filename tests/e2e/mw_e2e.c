@@ -299,19 +299,6 @@ static uint64_t tb(const struct e2e_ctx *c, size_t off)
 	return (uintptr_t)(c->tbuf + off);
 }
 
-static uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void store64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
 /* ---- images ---------------------------------------------------------------- */
 
 /* What the target buffer holds when a case starts: a per-case pattern, the atomic word. */

@@ -457,14 +457,6 @@ static void read_check(struct e2e_ctx *c, const struct e2e_case *tc, int idx, st
 
 /* ---- atomics --------------------------------------------------------------- */
 
-static uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static bool atomic_prepare(struct e2e_ctx *c, const struct e2e_case *tc, int idx,
 			   struct e2e_target *t, struct report *r)
 {

@@ -190,28 +190,6 @@ static void sleep_ms(int ms)
 	nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}, NULL);
 }
 
-/* Index of the first byte that differs from the pattern, or -1. */
-static ssize_t pattern_mismatch(const uint8_t *buf, uint32_t seed, size_t from, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] != pattern_byte(seed, from + i))
-			return (ssize_t)i;
-	return -1;
-}
-
-static uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void store64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
 /* ---- the plan of the mixed case (both sides build it from the seed) ------ */
 
 enum op_kind { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_CAS, OP_FAA, OP_KINDS };

@@ -114,15 +114,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Index of the first byte of buf that is not pattern (seed, from + i), or -1. */
-static ssize_t pattern_mismatch(const uint8_t *buf, uint32_t seed, size_t from, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] != pattern_byte(seed, from + i))
-			return (ssize_t)i;
-	return -1;
-}
-
 static ssize_t canary_mismatch(const uint8_t *buf, size_t len)
 {
 	for (size_t i = 0; i < len; i++)

@@ -139,14 +139,6 @@ static uint8_t *area(struct e2e_ctx *c, int n)
 	return c->buf + (size_t)n * AREA_SIZE;
 }
 
-static ssize_t pattern_mismatch(const uint8_t *buf, uint32_t seed, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] != pattern_byte(seed, i))
-			return (ssize_t)i;
-	return -1;
-}
-
 static ssize_t canary_mismatch(const uint8_t *buf, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -531,7 +523,7 @@ static bool check_dgram(const struct xr_wc *wc, const uint8_t *data, const struc
 	}
 	if (!check_grh(data, e->sgid, e->dgid, e->len, e->imm, r))
 		return false;
-	bad = pattern_mismatch(data + XR_GRH_SIZE, e->seed, e->len);
+	bad = pattern_mismatch(data + XR_GRH_SIZE, e->seed, 0, e->len);
 	if (bad >= 0) {
 		report_fail(r, "payload byte %zd is 0x%02x, expected 0x%02x", bad,
 			    data[XR_GRH_SIZE + bad], pattern_byte(e->seed, (size_t)bad));
