@@ -186,13 +186,13 @@ static bool run_local(struct xr_qp_impl *qp, struct xr_swqe *w)
 	return true;
 }
 
-int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
+int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 {
 	int sent = 0;
 
 	if ((qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD) || qp->rnr_deadline)
 		return 0;
-	while (qp->tx_idx != qp->sq_head) {
+	while (qp->tx_idx != qp->sq_head && sent < budget) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 
 		/* Draining: what was begun goes on, nothing new begins. */
@@ -276,13 +276,13 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
 	}
 }
 
-int xr_uc_run(struct xr_qp_impl *qp)
+int xr_uc_run(struct xr_qp_impl *qp, int budget)
 {
 	int sent = 0;
 
 	if (qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD)
 		return 0;
-	while (qp->tx_idx != qp->sq_head) {
+	while (qp->tx_idx != qp->sq_head && sent < budget) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 		enum xr_wc_status st = XR_WC_SUCCESS;
 
