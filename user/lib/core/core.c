@@ -467,9 +467,9 @@ static void run_qp(struct xr_qp_impl *qp, uint64_t now)
 
 /*
  * A round runs each QP on the ready list once, in list order, each within
- * its budget. One that still has work goes back to the end; one that met
- * an empty transmit pool before its turn came goes back in front of those
- * that got buffers, so that the next round serves it first.
+ * its budget. One that still has work goes back to the end, unless the
+ * transmit pool ran dry before its turn or during it: those go back in
+ * front, in their order, so that the next round serves them first.
  */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 {
@@ -488,7 +488,6 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 	list_prepend_all(&todo, &core->ready);
 	while (!list_empty(&todo)) {
 		struct xr_qp_impl *qp = qp_of_link(todo.next);
-		bool was_starved = core->stats.tx_no_buffer != no_buffer;
 
 		list_unlink(&qp->ready);
 		core->qp_visits++;
@@ -496,7 +495,8 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		timer_set(core, qp, qp_deadline(qp));
 		/* Already back on the list if running it gave it new work (ERR). */
 		if (!qp->ready.next && has_work(qp))
-			list_append(was_starved ? &starved : &served, &qp->ready);
+			list_append(core->stats.tx_no_buffer != no_buffer ? &starved : &served,
+				    &qp->ready);
 	}
 	list_prepend_all(&core->ready, &served);
 	list_prepend_all(&core->ready, &starved);
