@@ -375,11 +375,42 @@ static void timer_set(struct xr_core *core, struct xr_qp_impl *qp, uint64_t at)
 	heap_down(core, qp->timer_pos - 1);
 }
 
+/* What qp has sent and not had acknowledged: PSNs it can be asked to send again. */
+static uint32_t qp_in_flight(const struct xr_qp_impl *qp)
+{
+	int32_t n;
+
+	if (qp->pub.qp_type != XR_QPT_RC ||
+	    (qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD))
+		return 0;
+	n = xr_psn_diff(qp->tx_psn, qp->acked_psn) - 1;
+	return n > 0 ? (uint32_t)n : 0;
+}
+
+/*
+ * Every change of a QP's tx_psn or acked_psn happens in a round or in
+ * xr_core_rx, which puts it on the ready list: the count taken after each
+ * run is never behind for long, and between counts it errs high (ACKs not
+ * counted yet), never low.
+ */
+static void count_in_flight(struct xr_qp_impl *qp, uint32_t n)
+{
+	qp->core->in_flight = qp->core->in_flight - qp->in_flight + n;
+	qp->in_flight = n;
+}
+
+uint32_t xr_core_window_left(struct xr_qp_impl *qp)
+{
+	count_in_flight(qp, qp_in_flight(qp));
+	return qp->core->in_flight < XR_CORE_WINDOW ? XR_CORE_WINDOW - qp->core->in_flight : 0;
+}
+
 void xr_core_qp_forget(struct xr_qp_impl *qp)
 {
 	if (qp->ready.next)
 		list_unlink(&qp->ready);
 	timer_set(qp->core, qp, 0);
+	count_in_flight(qp, 0);
 }
 
 /* The earlier of qp's retransmit and RNR deadlines (0: neither runs). */
@@ -493,6 +524,7 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		core->qp_visits++;
 		run_qp(qp, now);
 		timer_set(core, qp, qp_deadline(qp));
+		count_in_flight(qp, qp_in_flight(qp));
 		/* Already back on the list if running it gave it new work (ERR). */
 		if (!qp->ready.next && has_work(qp))
 			list_append(core->stats.tx_no_buffer != no_buffer ? &starved : &served,

@@ -50,6 +50,14 @@
  * take every buffer of a round from those behind it.
  */
 #define XR_REQUESTER_ROUND_FRAMES 64
+/*
+ * PSNs sent and not yet acknowledged over all of a core's QPs, at most.
+ * Each QP's window alone lets 1,024 QPs put half a million packets in
+ * flight, which a receiver's AF_XDP ring (2048 frames) drops by the
+ * thousand; half that ring leaves room for other peers' traffic and for
+ * the ACKs, and is still twice the largest window one QP streams with.
+ */
+#define XR_CORE_WINDOW 1024
 
 /* READ/atomic responder resources a QP can keep (max_dest_rd_atomic). */
 #define XR_MAX_RD_ATOMIC 16
@@ -341,6 +349,7 @@ struct xr_qp_impl {
 	struct xr_ready_link ready;
 	uint32_t timer_pos; /* 1 + its index in core->timers; 0: no deadline */
 	uint64_t timer_at;  /* its deadline there */
+	uint32_t in_flight; /* its share of core->in_flight, as last counted */
 	int sq_sig_all;
 	struct xr_qp_cap cap;
 
@@ -452,6 +461,7 @@ struct xr_core {
 	struct xr_qp_impl *timers[XR_MAX_QP];
 	uint32_t ntimers;
 	uint64_t qp_visits; /* QPs run by xr_core_progress, all rounds: what a round costs */
+	uint32_t in_flight; /* PSNs sent, not acknowledged, all QPs (XR_CORE_WINDOW) */
 	uint32_t last_qpn;  /* handed out last; 0 before the first QP */
 	struct xr_key_slot keys[XR_MAX_KEYS];
 	/* keys and QPNs: seeded unpredictably in xr_core_init (tests may set it) */
@@ -480,6 +490,11 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now);
 void xr_core_qp_ready(struct xr_qp_impl *qp);
 /* qp is going away: off the ready list and the timer heap. */
 void xr_core_qp_forget(struct xr_qp_impl *qp);
+/*
+ * Counts qp's PSNs in flight into the core's again; returns how many more
+ * all QPs together may have in flight (0: the core's window is full).
+ */
+uint32_t xr_core_window_left(struct xr_qp_impl *qp);
 /* The path from our GID grh->sgid_index to grh->dgid via dmac (udp_sport is the caller's). */
 void xr_core_path_init(const struct xr_core *core, struct xr_path *path,
 		       const struct xr_global_route *grh, const uint8_t dmac[6]);
