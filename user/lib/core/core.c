@@ -12,6 +12,7 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 {
 	memset(core, 0, sizeof(*core));
 	core->ready.prev = core->ready.next = &core->ready;
+	core->window_wait.prev = core->window_wait.next = &core->window_wait;
 	core->port = *port;
 	core->active_mtu = XR_MTU_1024;
 	core->caps = XR_DEVICE_MASKED_ATOMICS;
@@ -289,6 +290,10 @@ static struct xr_qp_impl *qp_of_link(struct xr_ready_link *l)
 
 void xr_core_qp_ready(struct xr_qp_impl *qp)
 {
+	if (qp->window_waiting) {
+		list_unlink(&qp->ready);
+		qp->window_waiting = false;
+	}
 	if (!qp->ready.next)
 		list_append(&qp->core->ready, &qp->ready);
 }
@@ -409,6 +414,7 @@ void xr_core_qp_forget(struct xr_qp_impl *qp)
 {
 	if (qp->ready.next)
 		list_unlink(&qp->ready);
+	qp->window_waiting = false;
 	timer_set(qp->core, qp, 0);
 	count_in_flight(qp, 0);
 }
@@ -464,6 +470,26 @@ static bool has_work(const struct xr_qp_impl *qp)
 	return true;
 }
 
+/*
+ * Whether qp waits for nothing but room in the core's window: with nothing
+ * in flight it has no ACK to look for, so it waits off the ready list, and
+ * a round with a full window costs the QPs that can move, not all of them.
+ */
+static bool waits_for_window(const struct xr_qp_impl *qp)
+{
+	return qp->window_blocked && !qp->in_flight && !qp->ack_pending &&
+	       !xr_responder_pending(qp) && qp->sq_tail == qp->tx_idx;
+}
+
+/* As many waiting QPs as the window has room for go back on the ready list, oldest first. */
+static void admit_window_waiters(struct xr_core *core)
+{
+	uint32_t room = core->in_flight < XR_CORE_WINDOW ? XR_CORE_WINDOW - core->in_flight : 0;
+
+	while (room-- && !list_empty(&core->window_wait))
+		xr_core_qp_ready(qp_of_link(core->window_wait.next));
+}
+
 /* One QP's share of a round: what the old all-slots walk did for each QP. */
 static void run_qp(struct xr_qp_impl *qp, uint64_t now)
 {
@@ -513,6 +539,7 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		timer_set(core, qp, 0);
 		xr_core_qp_ready(qp);
 	}
+	admit_window_waiters(core);
 	list_init(&todo);
 	list_init(&starved);
 	list_init(&served);
@@ -526,9 +553,15 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 		timer_set(core, qp, qp_deadline(qp));
 		count_in_flight(qp, qp_in_flight(qp));
 		/* Already back on the list if running it gave it new work (ERR). */
-		if (!qp->ready.next && has_work(qp))
+		if (qp->ready.next || !has_work(qp))
+			continue;
+		if (waits_for_window(qp)) {
+			qp->window_waiting = true;
+			list_append(&core->window_wait, &qp->ready);
+		} else {
 			list_append(core->stats.tx_no_buffer != no_buffer ? &starved : &served,
 				    &qp->ready);
+		}
 	}
 	list_prepend_all(&core->ready, &served);
 	list_prepend_all(&core->ready, &starved);

@@ -347,9 +347,11 @@ struct xr_qp_impl {
 	uint32_t slot;
 	/* scheduling (core.c): the ready list (next NULL: not on it) and the timer heap */
 	struct xr_ready_link ready;
-	uint32_t timer_pos; /* 1 + its index in core->timers; 0: no deadline */
-	uint64_t timer_at;  /* its deadline there */
-	uint32_t in_flight; /* its share of core->in_flight, as last counted */
+	uint32_t timer_pos;  /* 1 + its index in core->timers; 0: no deadline */
+	uint64_t timer_at;   /* its deadline there */
+	uint32_t in_flight;  /* its share of core->in_flight, as last counted */
+	bool window_blocked; /* its requester stopped at the core's window */
+	bool window_waiting; /* its link is on core->window_wait, not the ready list */
 	int sq_sig_all;
 	struct xr_qp_cap cap;
 
@@ -462,7 +464,9 @@ struct xr_core {
 	uint32_t ntimers;
 	uint64_t qp_visits; /* QPs run by xr_core_progress, all rounds: what a round costs */
 	uint32_t in_flight; /* PSNs sent, not acknowledged, all QPs (XR_CORE_WINDOW) */
-	uint32_t last_qpn;  /* handed out last; 0 before the first QP */
+	/* QPs with nothing in flight that wait for the core's window, oldest first */
+	struct xr_ready_link window_wait;
+	uint32_t last_qpn; /* handed out last; 0 before the first QP */
 	struct xr_key_slot keys[XR_MAX_KEYS];
 	/* keys and QPNs: seeded unpredictably in xr_core_init (tests may set it) */
 	uint64_t rng;

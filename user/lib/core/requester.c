@@ -192,6 +192,7 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 {
 	int sent = 0;
 
+	qp->window_blocked = false;
 	if ((qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD) || qp->rnr_deadline)
 		return 0;
 	while (qp->tx_idx != qp->sq_head && sent < budget) {
@@ -221,9 +222,12 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 			qp->tx_pkt = 0;
 			qp->tx_psn = w->first_psn;
 		}
-		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > (int32_t)qp->cwnd ||
-		    !xr_core_window_left(qp))
+		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > (int32_t)qp->cwnd)
 			break;
+		if (!xr_core_window_left(qp)) {
+			qp->window_blocked = true;
+			break;
+		}
 		/* Again for every packet: an MR can be deregistered while its WQE is sent. */
 		if (qp->tx_pkt && xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) !=
 				      XR_WC_SUCCESS) {
