@@ -2,12 +2,11 @@
 /*
  * Engine rounds at scale: 1,024 RC QP pairs through the transport core on a
  * lossless in-memory link whose transmit pool is far smaller than what the
- * QPs want to send at once. Every QP moves WRITEs and SENDs, reposting as
- * its work requests complete (as xroce-perf does); the data is checked byte
- * for byte, nothing may be retransmitted or time out, and no QP may starve:
- * each completes its first work request within a bounded number of rounds.
- * Then the idle QPs must cost nothing: a round runs only QPs with work.
- * One line per group; exits non-zero if any check failed.
+ * QPs want to send at once, and more than the core's window in flight. Every QP moves WRITEs and
+ * SENDs, reposting as its work requests complete (as xroce-perf does); the data is checked byte for
+ * byte, nothing may be retransmitted or time out, and no QP may starve: each completes its first
+ * work request within a bounded number of rounds. Then the idle QPs must cost nothing: a round runs
+ * only QPs with work. One line per group; exits non-zero if any check failed.
  */
 #include "core_harness.h"
 
@@ -33,6 +32,7 @@ struct scale_run {
 	uint64_t first_done_round[NQP];
 	uint64_t round;
 	uint32_t done, recvs, bad;
+	uint32_t max_in_flight; /* the sender core's PSNs in flight, most seen */
 };
 
 static size_t slot_off(uint32_t q, uint32_t k)
@@ -74,6 +74,8 @@ static bool take_and_repost(struct h_pair *p, void *arg)
 	int n;
 
 	r->round++;
+	if (p->side[0].core->in_flight > r->max_in_flight)
+		r->max_in_flight = p->side[0].core->in_flight;
 	while ((n = h_poll(p->side[1].rcq, wc, 64)) > 0)
 		for (int i = 0; i < n; i++) {
 			uint32_t q = (uint32_t)(wc[i].wr_id / WRS_PER_QP);
@@ -129,13 +131,13 @@ static void destroy_all(struct scale_run *r)
 			xr_core_destroy_qp(r->qp[s][q]);
 }
 
-static struct scale_run *new_run(struct h_pair *p)
+static struct scale_run *new_run(struct h_pair *p, uint32_t depth)
 {
 	struct h_qp_opts o = h_default_opts();
 	size_t len = (size_t)NQP * WRS_PER_QP * WR_LEN;
 	struct scale_run *r = calloc(1, sizeof(*r));
 
-	if (!r || h_pair_init(p, 12, LINK_DEPTH)) {
+	if (!r || h_pair_init(p, 12, depth)) {
 		fprintf(stderr, "test fixture: cannot build two cores\n");
 		exit(2);
 	}
@@ -152,10 +154,14 @@ static struct scale_run *new_run(struct h_pair *p)
 	return r;
 }
 
-static void test_1024_qps(void)
+/*
+ * depth: the link's frames in flight per direction. LINK_DEPTH makes the
+ * transmit pool the limit; a deep link makes the core's window the limit.
+ */
+static void run_1024_qps(uint32_t depth)
 {
 	struct h_pair p;
-	struct scale_run *r = new_run(&p);
+	struct scale_run *r = new_run(&p, depth);
 	enum h_run_result res;
 	uint64_t worst = 0;
 	uint32_t worst_qp = 0, mismatched = 0;
@@ -204,18 +210,37 @@ static void test_1024_qps(void)
 		      s, (unsigned long long)st->retransmits, (unsigned long long)st->timeouts,
 		      (unsigned long long)st->seq_naks_tx, (unsigned long long)st->rnr_naks_tx);
 	}
-	CHECK(p.side[0].core->stats.tx_no_buffer > 0,
+	CHECK(r->max_in_flight <= XR_CORE_WINDOW, "%u PSNs in flight, beyond the core's window %d",
+	      r->max_in_flight, XR_CORE_WINDOW);
+	CHECK(depth == LINK_DEPTH || r->max_in_flight > XR_CORE_WINDOW / 2,
+	      "a deep link, yet the core's window (%d) was never the limit: %u at most",
+	      XR_CORE_WINDOW, r->max_in_flight);
+	for (int s = 0; s < 2; s++)
+		CHECK(p.side[s].core->in_flight == 0 && p.side[s].core->ntimers == 0,
+		      "side %d: done, yet %u PSNs counted in flight, %u timers", s,
+		      p.side[s].core->in_flight, p.side[s].core->ntimers);
+	CHECK(depth != LINK_DEPTH || p.side[0].core->stats.tx_no_buffer > 0,
 	      "the transmit pool was the limit (tx_no_buffer 0: the test tests nothing)");
 	destroy_all(r);
 	h_pair_destroy(&p);
 	free(r);
 }
 
+static void test_1024_qps(void)
+{
+	run_1024_qps(LINK_DEPTH);
+}
+
+static void test_1024_qps_window(void)
+{
+	run_1024_qps(4096);
+}
+
 /* Idle QPs are not run: a round costs the QPs with work, not the QPs there are. */
 static void test_idle_not_visited(void)
 {
 	struct h_pair p;
-	struct scale_run *r = new_run(&p);
+	struct scale_run *r = new_run(&p, LINK_DEPTH);
 	struct xr_sge sge = h_sge(r->src, 0, WR_LEN);
 	struct xr_send_wr wr = {
 	    .wr_id = 1,
@@ -260,6 +285,8 @@ int main(void)
 {
 	h_group("1,024 QP pairs, WRITE and SEND, small transmit pool: exact, fair, no retry",
 		test_1024_qps);
+	h_group("the same on a deep link: the core's window bounds what is in flight",
+		test_1024_qps_window);
 	h_group("idle QPs are not run", test_idle_not_visited);
 	return h_exit_status();
 }
