@@ -466,7 +466,7 @@ static bool has_work(const struct xr_qp_impl *qp)
 	if (!qp->core->xdp_qps && qp->pub.qp_type == XR_QPT_RC && qp->tx_idx == qp->sq_head &&
 	    tail->state != XR_SWQE_DONE)
 		return false;
-	/* Sending, blocked by the window, or completions held back by a full CQ. */
+	/* Sending, blocked by a window, or completions held back by a full CQ. */
 	return true;
 }
 
@@ -477,8 +477,9 @@ static bool has_work(const struct xr_qp_impl *qp)
  */
 static bool waits_for_window(const struct xr_qp_impl *qp)
 {
-	return qp->window_blocked && !qp->in_flight && !qp->ack_pending &&
-	       !xr_responder_pending(qp) && qp->sq_tail == qp->tx_idx;
+	return (qp->pub.state == XR_QPS_RTS || qp->pub.state == XR_QPS_SQD) && qp->window_blocked &&
+	       !qp->in_flight && !qp->ack_pending && !xr_responder_pending(qp) &&
+	       qp->sq_tail == qp->tx_idx;
 }
 
 /* As many waiting QPs as the window has room for go back on the ready list, oldest first. */
