@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Frame dispatch and progress: where packets and time enter the transport core. */
+#include <stddef.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -10,6 +11,8 @@
 void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 {
 	memset(core, 0, sizeof(*core));
+	core->ready.prev = core->ready.next = &core->ready;
+	core->window_wait.prev = core->window_wait.next = &core->window_wait;
 	core->port = *port;
 	core->active_mtu = XR_MTU_1024;
 	core->caps = XR_DEVICE_MASKED_ATOMICS;
@@ -215,6 +218,8 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		return;
 	}
 	qp->rx_frames++;
+	/* Whatever the frame does (an ACK to send, WQEs to complete, a NAK to act on). */
+	xr_core_qp_ready(qp);
 	/* The first packet of a connection that arrives before RTS (verbs' COMM_EST). */
 	if (qp->pub.state == XR_QPS_RTR && qp->pub.qp_type != XR_QPT_UD && !qp->comm_established) {
 		qp->comm_established = true;
@@ -239,49 +244,329 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		core->stats.rx_bad_state++;
 }
 
+/* ---- scheduling: the ready list and the timer heap ---------------------- */
+
+static void list_init(struct xr_ready_link *head)
+{
+	head->prev = head->next = head;
+}
+
+static bool list_empty(const struct xr_ready_link *head)
+{
+	return head->next == head;
+}
+
+static void list_append(struct xr_ready_link *head, struct xr_ready_link *l)
+{
+	l->prev = head->prev;
+	l->next = head;
+	head->prev->next = l;
+	head->prev = l;
+}
+
+static void list_unlink(struct xr_ready_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = NULL;
+}
+
+/* Moves every link of from, in order, in front of those of to. */
+static void list_prepend_all(struct xr_ready_link *to, struct xr_ready_link *from)
+{
+	if (list_empty(from))
+		return;
+	from->prev->next = to->next;
+	to->next->prev = from->prev;
+	to->next = from->next;
+	from->next->prev = to;
+	list_init(from);
+}
+
+static struct xr_qp_impl *qp_of_link(struct xr_ready_link *l)
+{
+	return (struct xr_qp_impl *)((char *)l - offsetof(struct xr_qp_impl, ready));
+}
+
+void xr_core_qp_ready(struct xr_qp_impl *qp)
+{
+	if (qp->window_waiting) {
+		list_unlink(&qp->ready);
+		qp->window_waiting = false;
+	}
+	if (!qp->ready.next)
+		list_append(&qp->core->ready, &qp->ready);
+}
+
+/*
+ * The timers: a binary min-heap of the QPs that have a deadline, each QP
+ * holding its position. A deadline moves on nearly every ACK (the
+ * retransmit timer restarts), so moving one must be cheap: O(log n) here,
+ * where a sorted list costs O(n) per move and a timer wheel needs a
+ * resolution to pick and a sort of its slot; the earliest deadline, which
+ * the engine sleeps until, is the root.
+ */
+static void heap_place(struct xr_core *core, uint32_t i, struct xr_qp_impl *qp)
+{
+	core->timers[i] = qp;
+	qp->timer_pos = i + 1;
+}
+
+static void heap_up(struct xr_core *core, uint32_t i)
+{
+	struct xr_qp_impl *qp = core->timers[i];
+
+	while (i) {
+		uint32_t parent = (i - 1) / 2;
+
+		if (core->timers[parent]->timer_at <= qp->timer_at)
+			break;
+		heap_place(core, i, core->timers[parent]);
+		i = parent;
+	}
+	heap_place(core, i, qp);
+}
+
+static void heap_down(struct xr_core *core, uint32_t i)
+{
+	struct xr_qp_impl *qp = core->timers[i];
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= core->ntimers)
+			break;
+		if (c + 1 < core->ntimers &&
+		    core->timers[c + 1]->timer_at < core->timers[c]->timer_at)
+			c++;
+		if (qp->timer_at <= core->timers[c]->timer_at)
+			break;
+		heap_place(core, i, core->timers[c]);
+		i = c;
+	}
+	heap_place(core, i, qp);
+}
+
+/* qp's deadline is at (0: it has none). */
+static void timer_set(struct xr_core *core, struct xr_qp_impl *qp, uint64_t at)
+{
+	uint32_t i;
+
+	if (qp->timer_pos && qp->timer_at == at)
+		return;
+	if (!qp->timer_pos) {
+		if (!at)
+			return;
+		qp->timer_at = at;
+		heap_place(core, core->ntimers++, qp);
+		heap_up(core, core->ntimers - 1);
+		return;
+	}
+	i = qp->timer_pos - 1;
+	if (!at) {
+		struct xr_qp_impl *last = core->timers[--core->ntimers];
+
+		qp->timer_pos = 0;
+		/* The last entry fills the hole, then finds its place from there. */
+		if (last != qp) {
+			heap_place(core, i, last);
+			heap_up(core, i);
+			heap_down(core, last->timer_pos - 1);
+		}
+		return;
+	}
+	qp->timer_at = at;
+	heap_up(core, i);
+	heap_down(core, qp->timer_pos - 1);
+}
+
+/* What qp has sent and not had acknowledged: PSNs it can be asked to send again. */
+static uint32_t qp_in_flight(const struct xr_qp_impl *qp)
+{
+	int32_t n;
+
+	if (qp->pub.qp_type != XR_QPT_RC ||
+	    (qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD))
+		return 0;
+	n = xr_psn_diff(qp->tx_psn, qp->acked_psn) - 1;
+	return n > 0 ? (uint32_t)n : 0;
+}
+
+/*
+ * Every change of a QP's tx_psn or acked_psn happens in a round or in
+ * xr_core_rx, which puts it on the ready list: the count taken after each
+ * run is never behind for long, and between counts it errs high (ACKs not
+ * counted yet), never low.
+ */
+static void count_in_flight(struct xr_qp_impl *qp, uint32_t n)
+{
+	qp->core->in_flight = qp->core->in_flight - qp->in_flight + n;
+	qp->in_flight = n;
+}
+
+uint32_t xr_core_window_left(struct xr_qp_impl *qp)
+{
+	count_in_flight(qp, qp_in_flight(qp));
+	return qp->core->in_flight < XR_CORE_WINDOW ? XR_CORE_WINDOW - qp->core->in_flight : 0;
+}
+
+void xr_core_qp_forget(struct xr_qp_impl *qp)
+{
+	if (qp->ready.next)
+		list_unlink(&qp->ready);
+	qp->window_waiting = false;
+	timer_set(qp->core, qp, 0);
+	count_in_flight(qp, 0);
+}
+
+/* The earlier of qp's retransmit and RNR deadlines (0: neither runs). */
+static uint64_t qp_deadline(const struct xr_qp_impl *qp)
+{
+	uint64_t a = qp->retry_deadline, b = qp->rnr_deadline;
+
+	if (!a || (b && b < a))
+		return b;
+	return a;
+}
+
+static bool recv_held(const struct xr_qp_impl *qp)
+{
+	return qp->srq ? qp->srq_wqe_held : qp->rq_tail != qp->rq_head;
+}
+
+/*
+ * Whether qp has anything to do in the next round that needs no frame,
+ * post, state change or timer first (those put it back on the list).
+ */
+static bool has_work(const struct xr_qp_impl *qp)
+{
+	const struct xr_swqe *tail;
+
+	/* Flushes a full CQ held back. */
+	if (qp->pub.state == XR_QPS_ERR)
+		return qp->sq_tail != qp->sq_head || recv_held(qp);
+	if (qp->pub.state < XR_QPS_RTR)
+		return false;
+	if (qp->ack_pending || xr_responder_pending(qp))
+		return true;
+	if (qp->sq_tail == qp->sq_head)
+		return qp->sq_draining;
+	/* Drained SQD sends nothing until the application moves it back to RTS. */
+	if (qp->pub.state == XR_QPS_SQD && !qp->sq_draining)
+		return false;
+	/* Waiting out an RNR NAK: its timer brings the QP back. */
+	if (qp->rnr_deadline)
+		return false;
+	/*
+	 * Everything sent and the oldest WQE awaiting its ACK or response: only
+	 * a frame or the retransmit timer moves it on, unless XDP may absorb
+	 * ACKs, which only looking at the QP finds.
+	 */
+	tail = &qp->sq[qp->sq_tail & (qp->sq_size - 1)];
+	if (!qp->core->xdp_qps && qp->pub.qp_type == XR_QPT_RC && qp->tx_idx == qp->sq_head &&
+	    tail->state != XR_SWQE_DONE)
+		return false;
+	/* Sending, blocked by a window, or completions held back by a full CQ. */
+	return true;
+}
+
+/*
+ * Whether qp waits for nothing but room in the core's window: with nothing
+ * in flight it has no ACK to look for, so it waits off the ready list, and
+ * a round with a full window costs the QPs that can move, not all of them.
+ */
+static bool waits_for_window(const struct xr_qp_impl *qp)
+{
+	return (qp->pub.state == XR_QPS_RTS || qp->pub.state == XR_QPS_SQD) && qp->window_blocked &&
+	       !qp->in_flight && !qp->ack_pending && !xr_responder_pending(qp) &&
+	       qp->sq_tail == qp->tx_idx;
+}
+
+/* As many waiting QPs as the window has room for go back on the ready list, oldest first. */
+static void admit_window_waiters(struct xr_core *core)
+{
+	uint32_t room = core->in_flight < XR_CORE_WINDOW ? XR_CORE_WINDOW - core->in_flight : 0;
+
+	while (room-- && !list_empty(&core->window_wait))
+		xr_core_qp_ready(qp_of_link(core->window_wait.next));
+}
+
+/* One QP's share of a round: what the old all-slots walk did for each QP. */
+static void run_qp(struct xr_qp_impl *qp, uint64_t now)
+{
+	if (qp->pub.state == XR_QPS_ERR) {
+		/* Completions held back by a full CQ go out once it has room. */
+		xr_qp_flush(qp);
+		return;
+	}
+	xr_qp_retire_sends(qp);
+	if (qp->pub.state < XR_QPS_RTR)
+		return;
+	if (qp->pub.qp_type == XR_QPT_UD) {
+		xr_ud_run(qp, XR_REQUESTER_ROUND_FRAMES);
+		xr_qp_check_drained(qp);
+		return;
+	}
+	if (qp->pub.qp_type == XR_QPT_UC) {
+		xr_uc_run(qp, XR_REQUESTER_ROUND_FRAMES);
+		xr_qp_check_drained(qp);
+		return;
+	}
+	xr_responder_run(qp);
+	if (qp->pub.state < XR_QPS_RTS)
+		return;
+	xr_xdp_poll_acks(qp, now);
+	xr_completer_timers(qp, now);
+	if (qp->pub.state == XR_QPS_ERR)
+		return;
+	xr_requester_run(qp, now, XR_REQUESTER_ROUND_FRAMES);
+	xr_qp_check_drained(qp);
+}
+
+/*
+ * A round runs each QP on the ready list once, in list order, each within
+ * its budget. One that still has work goes back to the end, unless the
+ * transmit pool ran dry before its turn or during it: those go back in
+ * front, in their order, so that the next round serves them first.
+ */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 {
-	uint64_t next = 0;
+	uint64_t no_buffer = core->stats.tx_no_buffer;
+	struct xr_ready_link todo, starved, served;
 
-	for (uint32_t i = 0; i < core->qp_slots_used; i++) {
-		struct xr_qp_impl *qp = core->qps[i];
-		uint64_t d;
+	while (core->ntimers && core->timers[0]->timer_at <= now) {
+		struct xr_qp_impl *qp = core->timers[0];
 
-		if (!qp)
-			continue;
-		/* Completions held back by a full CQ go out once it has room. */
-		if (qp->pub.state == XR_QPS_ERR) {
-			xr_qp_flush(qp);
-			continue;
-		}
-		xr_qp_retire_sends(qp);
-		if (qp->pub.state < XR_QPS_RTR)
-			continue;
-		if (qp->pub.qp_type == XR_QPT_UD) {
-			xr_ud_run(qp);
-			xr_qp_check_drained(qp);
-			continue;
-		}
-		if (qp->pub.qp_type == XR_QPT_UC) {
-			xr_uc_run(qp);
-			xr_qp_check_drained(qp);
-			continue;
-		}
-		xr_responder_run(qp);
-		if (qp->pub.state < XR_QPS_RTS)
-			continue;
-		xr_xdp_poll_acks(qp, now);
-		d = xr_completer_timers(qp, now);
-		if (qp->pub.state == XR_QPS_ERR)
-			continue;
-		xr_requester_run(qp, now);
-		xr_qp_check_drained(qp);
-		if (d && (!next || d < next))
-			next = d;
-		if (qp->retry_deadline && (!next || qp->retry_deadline < next))
-			next = qp->retry_deadline;
+		timer_set(core, qp, 0);
+		xr_core_qp_ready(qp);
 	}
-	return next;
+	admit_window_waiters(core);
+	list_init(&todo);
+	list_init(&starved);
+	list_init(&served);
+	list_prepend_all(&todo, &core->ready);
+	while (!list_empty(&todo)) {
+		struct xr_qp_impl *qp = qp_of_link(todo.next);
+
+		list_unlink(&qp->ready);
+		core->qp_visits++;
+		run_qp(qp, now);
+		timer_set(core, qp, qp_deadline(qp));
+		count_in_flight(qp, qp_in_flight(qp));
+		/* Already back on the list if running it gave it new work (ERR). */
+		if (qp->ready.next || !has_work(qp))
+			continue;
+		if (waits_for_window(qp)) {
+			qp->window_waiting = true;
+			list_append(&core->window_wait, &qp->ready);
+		} else {
+			list_append(core->stats.tx_no_buffer != no_buffer ? &starved : &served,
+				    &qp->ready);
+		}
+	}
+	list_prepend_all(&core->ready, &served);
+	list_prepend_all(&core->ready, &starved);
+	return core->ntimers ? core->timers[0]->timer_at : 0;
 }
 
 void xr_core_path_init(const struct xr_core *core, struct xr_path *path,

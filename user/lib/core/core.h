@@ -42,6 +42,22 @@
 #define XR_CWND_MIN 8
 /* The requester asks for an ACK at least this often inside a long message. */
 #define XR_ACKREQ_INTERVAL 64
+/*
+ * Frames one QP's sender (RC or UC requester, UD) may send per engine round.
+ * The QPs with work share the transmit ring (2048 frames) round robin: 64
+ * keeps one QP's batch as large as a round's receive batch, so a single
+ * QP streams as fast as before, while 32 QPs fill the ring and none can
+ * take every buffer of a round from those behind it.
+ */
+#define XR_REQUESTER_ROUND_FRAMES 64
+/*
+ * PSNs sent and not yet acknowledged over all of a core's QPs, at most.
+ * Each QP's window alone lets 1,024 QPs put half a million packets in
+ * flight, which a receiver's AF_XDP ring (2048 frames) drops by the
+ * thousand; half that ring leaves room for other peers' traffic and for
+ * the ACKs, and is still twice the largest window one QP streams with.
+ */
+#define XR_CORE_WINDOW 1024
 
 /* READ/atomic responder resources a QP can keep (max_dest_rd_atomic). */
 #define XR_MAX_RD_ATOMIC 16
@@ -319,11 +335,23 @@ struct xr_srq_impl {
 	uint32_t async_unacked; /* asynchronous events taken and not acknowledged */
 };
 
+/* A link of the core's ready list: circular, through a sentinel in the core. */
+struct xr_ready_link {
+	struct xr_ready_link *prev, *next;
+};
+
 struct xr_qp_impl {
 	struct xr_qp pub;
 	struct xr_core *core;
 	struct xr_cq_impl *scq, *rcq;
 	uint32_t slot;
+	/* scheduling (core.c): the ready list (next NULL: not on it) and the timer heap */
+	struct xr_ready_link ready;
+	uint32_t timer_pos;  /* 1 + its index in core->timers; 0: no deadline */
+	uint64_t timer_at;   /* its deadline there */
+	uint32_t in_flight;  /* its share of core->in_flight, as last counted */
+	bool window_blocked; /* its requester stopped at the core's window */
+	bool window_waiting; /* its link is on core->window_wait, not the ready list */
 	int sq_sig_all;
 	struct xr_qp_cap cap;
 
@@ -427,7 +455,18 @@ struct xr_core {
 
 	struct xr_qp_impl *qps[XR_MAX_QP]; /* at xr_qpn_slot of their QPN */
 	uint32_t qp_slots_used;		   /* slots >= this are all free: loops stop there */
-	uint32_t last_qpn;		   /* handed out last; 0 before the first QP */
+	/*
+	 * QPs xr_core_progress runs: those with work, oldest first (core.c),
+	 * and the QPs with a deadline, a binary min-heap by timer_at.
+	 */
+	struct xr_ready_link ready;
+	struct xr_qp_impl *timers[XR_MAX_QP];
+	uint32_t ntimers;
+	uint64_t qp_visits; /* QPs run by xr_core_progress, all rounds: what a round costs */
+	uint32_t in_flight; /* PSNs sent, not acknowledged, all QPs (XR_CORE_WINDOW) */
+	/* QPs with nothing in flight that wait for the core's window, oldest first */
+	struct xr_ready_link window_wait;
+	uint32_t last_qpn; /* handed out last; 0 before the first QP */
 	struct xr_key_slot keys[XR_MAX_KEYS];
 	/* keys and QPNs: seeded unpredictably in xr_core_init (tests may set it) */
 	uint64_t rng;
@@ -448,6 +487,18 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port);
 void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now);
 /* Transmit what can be, fire due timers; returns the next deadline (0 = none). */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now);
+/*
+ * qp may have work: the next xr_core_progress runs it. Whatever gives a QP
+ * work outside a round (a frame, a post, a state change) calls this.
+ */
+void xr_core_qp_ready(struct xr_qp_impl *qp);
+/* qp is going away: off the ready list and the timer heap. */
+void xr_core_qp_forget(struct xr_qp_impl *qp);
+/*
+ * Counts qp's PSNs in flight into the core's again; returns how many more
+ * all QPs together may have in flight (0: the core's window is full).
+ */
+uint32_t xr_core_window_left(struct xr_qp_impl *qp);
 /* The path from our GID grh->sgid_index to grh->dgid via dmac (udp_sport is the caller's). */
 void xr_core_path_init(const struct xr_core *core, struct xr_path *path,
 		       const struct xr_global_route *grh, const uint8_t dmac[6]);
@@ -541,8 +592,8 @@ struct xr_ah *xr_core_create_ah(struct xr_pd *pd, const struct xr_ah_attr *attr,
 int xr_core_destroy_ah(struct xr_ah *ah);
 /* A UD request for qp: a receive WQE gets the GRH and the payload, or it is dropped. */
 void xr_ud_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
-/* Sends the UD WQEs posted; returns the number of frames sent. */
-int xr_ud_run(struct xr_qp_impl *qp);
+/* Sends the UD WQEs posted, at most budget; returns the number of frames sent. */
+int xr_ud_run(struct xr_qp_impl *qp, int budget);
 
 /* ---- srq.c ---- */
 struct xr_srq_impl *xr_core_create_srq(struct xr_pd *pd, struct xr_srq_init_attr *init, int *err);
@@ -596,8 +647,8 @@ void xr_mcast_rx(struct xr_core *core, const struct xr_pkt *pkt);
 /* ---- uc.c, and requester.c for UC sends ---- */
 /* A UC request: placed as on RC, or its message dropped silently. */
 void xr_uc_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
-/* Sends the UC WQEs posted, completing each once its last packet left. */
-int xr_uc_run(struct xr_qp_impl *qp);
+/* Sends the UC WQEs posted (at most budget frames), completing each once its last packet left. */
+int xr_uc_run(struct xr_qp_impl *qp, int budget);
 
 /* ---- wr.c ---- */
 /* Runs a local work request (bind, invalidate, fast registration): its completion status. */
@@ -662,8 +713,8 @@ static inline struct xr_rwqe *xr_rq_at(struct xr_qp_impl *qp, uint32_t idx)
 }
 
 /* ---- requester.c ---- */
-/* Sends what the window allows; returns the number of frames sent. */
-int xr_requester_run(struct xr_qp_impl *qp, uint64_t now);
+/* Sends what the window allows, at most budget frames; returns the number sent. */
+int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget);
 /*
  * Sends again only the request of READ/atomic w for its response PSN psn
  * (a READ asks for the rest from there), leaving the transmit position alone.
@@ -714,5 +765,7 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
  * a budget of them per QP and round, and the ACK queued by the receive batch.
  */
 void xr_responder_run(struct xr_qp_impl *qp);
+/* Whether READ responses or atomic ACKs are still to go out. */
+bool xr_responder_pending(const struct xr_qp_impl *qp);
 
 #endif /* XROCE_CORE_H */

@@ -136,6 +136,7 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 	if (qp->mcast_groups || qp->async_unacked)
 		return -EBUSY;
 	xr_xdp_unpublish_qp(qp);
+	xr_core_qp_forget(qp);
 	xr_core_forget_events(core, &qp->pub);
 	xr_core_unbind_qp_windows(qp);
 	core->qps[qp->slot] = NULL;
@@ -475,6 +476,8 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 	if (next == XR_QPS_RTS && cur == XR_QPS_RTR)
 		qp->retry_left = qp->retry_cnt, qp->rnr_left = qp->rnr_retry;
 	xr_xdp_publish_qp(qp);
+	/* Sending may start or resume (RTS), a drain begin (SQD), a flush (ERR). */
+	xr_core_qp_ready(qp);
 	return 0;
 }
 
@@ -601,6 +604,8 @@ static void enter_error(struct xr_qp_impl *qp, bool fatal)
 	qp->pub.state = XR_QPS_ERR;
 	xr_qp_flush(qp);
 	xr_xdp_publish_qp(qp);
+	/* What a full CQ held back is flushed by the rounds. */
+	xr_core_qp_ready(qp);
 	if (was_error)
 		return;
 	if (fatal)
@@ -790,6 +795,7 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 		*bad = wr;
 	if (qp->pub.state == XR_QPS_ERR)
 		xr_qp_flush(qp);
+	xr_core_qp_ready(qp);
 	return err;
 }
 
@@ -825,6 +831,7 @@ int xr_core_bind_mw(struct xr_qp_impl *qp, struct xr_mw *mw, const struct xr_mw_
 	mw->rkey = w->bind.new_rkey;
 	if (st == XR_QPS_ERR)
 		xr_qp_flush(qp);
+	xr_core_qp_ready(qp);
 	return 0;
 }
 
@@ -849,5 +856,7 @@ int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_re
 		*bad = wr;
 	if (qp->pub.state == XR_QPS_ERR)
 		xr_qp_flush(qp);
+	/* In ERR, a flush a full CQ holds back. */
+	xr_core_qp_ready(qp);
 	return err;
 }

@@ -60,15 +60,17 @@ static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 
 /*
  * Whether the packet with this PSN asks for an ACK: the last of a message,
- * the last the congestion window allows (else nothing would ever answer and
- * only the timer could open it again), and every so often in between, so
- * that ACKs clock the window open at a quarter of it or every 64 packets.
+ * the last the congestion window or the core's window allows (else nothing
+ * would ever answer and only the timer could open it again), and every so
+ * often in between, so that ACKs clock the window open at a quarter of it
+ * or every 64 packets.
  */
 static bool ack_due(const struct xr_qp_impl *qp, uint32_t psn, bool last)
 {
 	uint32_t interval = XR_ACKREQ_INTERVAL;
 
-	if (last || xr_psn_diff(psn, qp->acked_psn) >= (int32_t)qp->cwnd)
+	if (last || xr_psn_diff(psn, qp->acked_psn) >= (int32_t)qp->cwnd ||
+	    qp->core->in_flight + 1 >= XR_CORE_WINDOW)
 		return true;
 	while (interval > 1 && interval > qp->cwnd / 4)
 		interval >>= 1;
@@ -186,13 +188,14 @@ static bool run_local(struct xr_qp_impl *qp, struct xr_swqe *w)
 	return true;
 }
 
-int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
+int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 {
 	int sent = 0;
 
+	qp->window_blocked = false;
 	if ((qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD) || qp->rnr_deadline)
 		return 0;
-	while (qp->tx_idx != qp->sq_head) {
+	while (qp->tx_idx != qp->sq_head && sent < budget) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 
 		/* Draining: what was begun goes on, nothing new begins. */
@@ -221,6 +224,10 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now)
 		}
 		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > (int32_t)qp->cwnd)
 			break;
+		if (!xr_core_window_left(qp)) {
+			qp->window_blocked = true;
+			break;
+		}
 		/* Again for every packet: an MR can be deregistered while its WQE is sent. */
 		if (qp->tx_pkt && xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) !=
 				      XR_WC_SUCCESS) {
@@ -276,13 +283,13 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
 	}
 }
 
-int xr_uc_run(struct xr_qp_impl *qp)
+int xr_uc_run(struct xr_qp_impl *qp, int budget)
 {
 	int sent = 0;
 
 	if (qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD)
 		return 0;
-	while (qp->tx_idx != qp->sq_head) {
+	while (qp->tx_idx != qp->sq_head && sent < budget) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 		enum xr_wc_status st = XR_WC_SUCCESS;
 

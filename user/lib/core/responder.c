@@ -395,6 +395,14 @@ static bool first_responses_pending(const struct xr_qp_impl *qp)
 	return false;
 }
 
+bool xr_responder_pending(const struct xr_qp_impl *qp)
+{
+	for (uint32_t i = 0; i < qp->max_dest_rd_atomic; i++)
+		if (sending(&qp->rd_res[i]))
+			return true;
+	return false;
+}
+
 void xr_responder_run(struct xr_qp_impl *qp)
 {
 	send_responses(qp);

@@ -84,13 +84,13 @@ static bool send_ud(struct xr_qp_impl *qp, struct xr_swqe *w)
 	return true;
 }
 
-int xr_ud_run(struct xr_qp_impl *qp)
+int xr_ud_run(struct xr_qp_impl *qp, int budget)
 {
 	int sent = 0;
 
 	if (qp->pub.state != XR_QPS_RTS)
 		return 0;
-	while (qp->tx_idx != qp->sq_head) {
+	while (qp->tx_idx != qp->sq_head && sent < budget) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 
 		/* Checked when sent: the gather list's MRs may have gone since posting. */
