@@ -120,32 +120,19 @@ static void inject(struct h_pair *p, const struct xr_qp_impl *from, const struct
 		   uint8_t opcode, uint32_t psn, const uint8_t *ext, uint32_t ext_len,
 		   uint32_t payload_len)
 {
-	struct xr_bth_fields bth = {
-	    .opcode = opcode, .dqpn = to->pub.qp_num, .psn = psn & XR_PSN_MASK};
-	static uint8_t frame[4096];
-	struct xr_pkt_out out;
+	struct h_forge f;
 
-	if (xr_pkt_build(frame, sizeof(frame), &from->path, &bth, payload_len, 1, &out)) {
-		CHECK(false, "build opcode %#x", opcode);
+	if (!h_forge_begin(&f, &from->path, opcode, to->pub.qp_num, psn, payload_len, 0x5a))
 		return;
-	}
-	memcpy(out.ext, ext, ext_len);
-	memset(out.payload, 0x5a, payload_len);
-	xr_pkt_seal(&out);
-	xr_core_rx(p->side[RSP].core, out.frame, out.frame_len, p->now);
-}
-
-static void put_be(uint8_t *p, uint64_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++)
-		p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+	memcpy(f.out.ext, ext, ext_len);
+	h_forge_deliver(p, RSP, &f);
 }
 
 static void reth(uint8_t ext[XR_RETH_SIZE], uint64_t va, uint32_t rkey, uint32_t len)
 {
-	put_be(ext, va, 8);
-	put_be(ext + 8, rkey, 4);
-	put_be(ext + 12, len, 4);
+	h_put64(ext, va);
+	h_put32(ext + 8, rkey);
+	h_put32(ext + 12, len);
 }
 
 static void inject_read(struct h_pair *p, uint32_t psn, const struct h_buf *src, uint32_t off,
@@ -493,10 +480,10 @@ static void test_duplicate_atomic_storm(void)
 	CHECK(post_wr(&p, 1, &sge, XR_WR_ATOMIC_FETCH_AND_ADD, target) == 0, "post FAA");
 	h_settle(&p);
 	h_expect_wc(p.side[REQ].scq, "FAA", 1, XR_WC_SUCCESS, XR_WC_FETCH_ADD);
-	put_be(ext, (uintptr_t)target->base, 8);
-	put_be(ext + 8, target->mr->rkey, 4);
-	put_be(ext + 12, 5, 8);
-	put_be(ext + 20, 0, 8);
+	h_put64(ext, (uintptr_t)target->base);
+	h_put32(ext + 8, target->mr->rkey);
+	h_put64(ext + 12, 5);
+	h_put64(ext + 20, 0);
 	for (int i = 0; i < STORM; i++)
 		inject(&p, p.side[REQ].qp, p.side[RSP].qp, XR_OP_RC_FETCH_ADD, psn, ext,
 		       sizeof(ext), 0);

@@ -344,7 +344,7 @@ struct xr_qp_impl {
 	struct xr_qp pub;
 	struct xr_core *core;
 	struct xr_cq_impl *scq, *rcq;
-	uint32_t slot;
+	uint32_t slot; /* xr_qpn_slot(pub.qp_num): in core->qps and in XDP's qp_table */
 	/* scheduling (core.c): the ready list (next NULL: not on it) and the timer heap */
 	struct xr_ready_link ready;
 	uint32_t timer_pos;  /* 1 + its index in core->timers; 0: no deadline */

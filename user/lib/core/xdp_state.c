@@ -8,10 +8,10 @@
 
 #include "core.h"
 
-/* Where XDP looks a frame's destination QPN up. */
+/* The QP's entry in XDP's qp_table. */
 static struct xr_qp_entry *entry_of(struct xr_qp_impl *qp)
 {
-	return qp->core->xdp_qps ? &qp->core->xdp_qps[xr_qpn_slot(qp->pub.qp_num)] : NULL;
+	return qp->core->xdp_qps ? &qp->core->xdp_qps[qp->slot] : NULL;
 }
 
 /*
