@@ -229,11 +229,49 @@ static void test_lossy_link(void)
 	h_pair_destroy(&p);
 }
 
+/*
+ * A WRITE that claims more than max_msg_sz (1 GiB) is dropped whole: not a
+ * byte of its first packet lands, although the region would hold it; the
+ * next message is placed as usual.
+ */
+static void test_longer_than_max_msg(void)
+{
+	struct h_pair p;
+	struct h_buf *mem;
+	struct xr_path path;
+	struct h_forge f;
+	uint32_t psn = 0x4242, flags = xr_opinfo[XR_OP_UC_WRITE_FIRST].flags;
+	uint32_t lens[2] = {XR_MAX_MSG_SZ + 1u, MTU};
+
+	uc_setup(&p, 3);
+	mem = h_buf(&p, RSP, 2 * MTU, XR_ACCESS_LOCAL_WRITE | XR_ACCESS_REMOTE_WRITE, 0);
+	path = h_path_from(&p, REQ);
+	for (int i = 0; i < 2; i++, psn++) {
+		uint8_t op = i == 0 ? XR_OP_UC_WRITE_FIRST : XR_OP_UC_WRITE_ONLY;
+		uint8_t *reth;
+
+		if (!h_forge_begin(&f, &path, op, p.side[RSP].qp->pub.qp_num, psn, MTU,
+				   (uint8_t)(0xa0 + i)))
+			break;
+		reth = f.out.bth + xr_reth_off(flags);
+		h_put64(reth, (uintptr_t)mem->base + (uint64_t)i * MTU);
+		h_put32(reth + 8, mem->mr->rkey);
+		h_put32(reth + 12, lens[i]);
+		h_forge_deliver(&p, RSP, &f);
+	}
+	CHECK(h_first_not(mem->base, MTU, 0) < 0, "the over-long WRITE placed nothing");
+	CHECK(h_first_not(mem->base + MTU, MTU, 0xa1) < 0, "the next WRITE landed whole");
+	CHECK(p.side[RSP].core->stats.uc_dropped_msgs == 1, "one message dropped, counted %llu",
+	      (unsigned long long)p.side[RSP].core->stats.uc_dropped_msgs);
+	h_pair_destroy(&p);
+}
+
 int main(void)
 {
 	h_group("UC SEND/WRITE with and without immediate, 0..3 MTU, nothing sent back",
 		test_clean_link);
 	h_group("UC over loss/dup/reorder: every reported message whole, broken ones unreported",
 		test_lossy_link);
+	h_group("UC WRITE longer than max_msg_sz: dropped whole", test_longer_than_max_msg);
 	return h_exit_status();
 }

@@ -39,6 +39,7 @@ static bool place_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	}
 	r = xr_recv_wqe(qp);
 	if (pkt->payload_len > r->length - qp->recv_off ||
+	    pkt->payload_len > XR_MAX_MSG_SZ - qp->recv_off ||
 	    xr_core_check_sgl(qp->core, qp->pub.pd, r->sge, r->num_sge, XR_ACCESS_LOCAL_WRITE) !=
 		XR_WC_SUCCESS)
 		return false;
@@ -56,6 +57,9 @@ static bool place_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	struct xr_mr_impl *mr;
 
 	if (f & XR_OPF_FIRST) {
+		/* Longer than the port's max_msg_sz: dropped whole, as RC refuses it. */
+		if (pkt->reth_len > XR_MAX_MSG_SZ)
+			return false;
 		qp->write_active = true;
 		qp->write_va = pkt->reth_va;
 		qp->write_rkey = pkt->reth_rkey;
