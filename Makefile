@@ -207,6 +207,44 @@ uninstall:
 	done
 	$(if $(DESTDIR),,ldconfig)
 
+# ---- libibverbs.so.1 (user/ibverbs) ----------------------------------------
+# rdma-core's ABI over libxroce (linked in whole), for unmodified verbs
+# programs: $(BUILD)/xroce-run puts $(BUILD)/ibverbs first in their library
+# path; make install puts the library under IBVERBSDIR, never over the
+# system's libibverbs, and xroce-run in BINDIR pointing there.
+IBVERBSDIR ?= $(PKGLIBDIR)/ibverbs
+IBVERBS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard user/ibverbs/*.c))
+IBVERBS_LIB := $(BUILD)/ibverbs/libibverbs.so.1
+IBVERBS_MAP := user/ibverbs/libibverbs.map
+xroce_run_sed = sed -e 's|@IBVERBSDIR@|$(1)|g' -e 's|@VERSION@|$(VERSION)|g' user/tools/xroce-run
+
+all: $(IBVERBS_LIB) $(BUILD)/xroce-run
+
+$(IBVERBS_OBJS): CFLAGS += -DXROCE_VERSION='"$(VERSION)"'
+$(IBVERBS_OBJS): $(wildcard user/ibverbs/*.h)
+
+$(IBVERBS_LIB): $(IBVERBS_OBJS) $(BUILD)/libxroce.a $(IBVERBS_MAP)
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libibverbs.so.1 -Wl,--version-script=$(IBVERBS_MAP) \
+		-Wl,--no-undefined -o $@ $(IBVERBS_OBJS) $(BUILD)/libxroce.a $(LDLIBS)
+
+$(BUILD)/xroce-run: user/tools/xroce-run
+	$(call xroce_run_sed,$(abspath $(BUILD)/ibverbs)) >$@ && chmod 0755 $@
+
+.PHONY: install-ibverbs uninstall-ibverbs
+install: install-ibverbs
+install-ibverbs: $(IBVERBS_LIB)
+	install -d $(DESTDIR)$(IBVERBSDIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(IBVERBS_LIB) $(DESTDIR)$(IBVERBSDIR)/libibverbs.so.1
+	$(call xroce_run_sed,$(IBVERBSDIR)) >$(DESTDIR)$(BINDIR)/xroce-run
+	chmod 0755 $(DESTDIR)$(BINDIR)/xroce-run
+
+# Before uninstall's own recipe, which removes PKGLIBDIR once it is empty.
+uninstall: uninstall-ibverbs
+uninstall-ibverbs:
+	rm -f $(DESTDIR)$(IBVERBSDIR)/libibverbs.so.1 $(DESTDIR)$(BINDIR)/xroce-run
+	[ ! -d $(DESTDIR)$(IBVERBSDIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(IBVERBSDIR)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

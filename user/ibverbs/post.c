@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Posting work requests: each ibv_send_wr or ibv_recv_wr of a chain becomes
+ * an xr_ one (the scatter/gather lists are shared, convert.c checks their
+ * layouts agree), in bounded batches posted in order, so an error names
+ * the application's own first unposted request.
+ */
+#include <string.h>
+
+#include "shim.h"
+
+#define XV_POST_BATCH 16
+
+/* libibverbs' ibv_send_flags that libxroce has, with their values. */
+#define XV_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
+
+static int send_wr_to_xr(const struct ibv_send_wr *in, struct xr_send_wr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (in->send_flags & ~(unsigned int)XV_SEND_FLAGS)
+		return EINVAL;
+	out->wr_id = in->wr_id;
+	out->sg_list = (struct xr_sge *)in->sg_list;
+	out->num_sge = in->num_sge;
+	out->send_flags = in->send_flags;
+	switch (in->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		out->wr.rdma.remote_addr = in->wr.rdma.remote_addr;
+		out->wr.rdma.rkey = in->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		out->wr.atomic.remote_addr = in->wr.atomic.remote_addr;
+		out->wr.atomic.compare_add = in->wr.atomic.compare_add;
+		out->wr.atomic.swap = in->wr.atomic.swap;
+		out->wr.atomic.rkey = in->wr.atomic.rkey;
+		break;
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+		break;
+	default:
+		/* Memory windows, TSO, atomic write: not reachable through this library. */
+		return EOPNOTSUPP;
+	}
+	out->opcode = (enum xr_wr_opcode)in->opcode;
+	/* The union of immediate data and the key to invalidate is copied whole. */
+	out->imm_data = in->imm_data;
+	return 0;
+}
+
+int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct xr_send_wr batch[XV_POST_BATCH];
+	struct ibv_send_wr *from[XV_POST_BATCH];
+	struct xr_send_wr *xbad;
+	int n, err = 0, bad_conv;
+
+	if (qp->qp_type == IBV_QPT_UD) {
+		*bad_wr = wr;
+		return EOPNOTSUPP;
+	}
+	while (wr) {
+		bad_conv = 0;
+		for (n = 0; wr && n < XV_POST_BATCH; n++, wr = wr->next) {
+			err = send_wr_to_xr(wr, &batch[n]);
+			if (err) {
+				bad_conv = 1;
+				break;
+			}
+			from[n] = wr;
+			batch[n].next = NULL;
+			if (n)
+				batch[n - 1].next = &batch[n];
+		}
+		if (n) {
+			int perr = xr_post_send(xv_qp(qp)->xr, batch, &xbad);
+
+			if (perr) {
+				*bad_wr = xbad ? from[xbad - batch] : from[0];
+				return xv_errno(perr);
+			}
+		}
+		if (bad_conv) {
+			*bad_wr = wr;
+			return err;
+		}
+	}
+	return 0;
+}
+
+int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct xr_recv_wr batch[XV_POST_BATCH];
+	struct ibv_recv_wr *from[XV_POST_BATCH];
+	struct xr_recv_wr *xbad;
+	int n, err;
+
+	while (wr) {
+		for (n = 0; wr && n < XV_POST_BATCH; n++, wr = wr->next) {
+			batch[n].wr_id = wr->wr_id;
+			batch[n].sg_list = (struct xr_sge *)wr->sg_list;
+			batch[n].num_sge = wr->num_sge;
+			batch[n].next = NULL;
+			if (n)
+				batch[n - 1].next = &batch[n];
+			from[n] = wr;
+		}
+		err = xr_post_recv(xv_qp(qp)->xr, batch, &xbad);
+		if (err) {
+			*bad_wr = xbad ? from[xbad - batch] : from[0];
+			return xv_errno(err);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libibverbs.so.1 over libxroce. Every object an application gets is the
+ * ibv_ structure of <infiniband/verbs.h> at the start of an xv_ wrapper that
+ * holds the libxroce object behind it; the application reads and writes the
+ * ibv_ part as with rdma-core, the inline functions of verbs.h reach the
+ * functions here through ibv_context.ops and struct verbs_context.
+ *
+ * Conventions kept from libibverbs: functions returning int return 0 or a
+ * positive errno value (libxroce's are negative); functions returning a
+ * pointer return NULL with errno set. A verb libxroce does not implement
+ * fails with EOPNOTSUPP.
+ */
+#ifndef XROCE_IBVERBS_SHIM_H
+#define XROCE_IBVERBS_SHIM_H
+
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <net/if.h>
+#include <stddef.h>
+
+#include "xroce/xroce.h"
+
+#define xv_container(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* What ibv_get_device_list hands out; lives while a list or a context holds it. */
+struct xv_device {
+	struct ibv_device ibv;
+	char ifname[IF_NAMESIZE];
+	int refs;
+};
+
+struct xv_context {
+	struct verbs_context vctx; /* vctx.context is the application's ibv_context */
+	struct xr_device *xr;
+	struct xv_device *dev;
+};
+
+struct xv_pd {
+	struct ibv_pd ibv;
+	struct xr_pd *xr;
+};
+
+struct xv_mr {
+	struct ibv_mr ibv;
+	struct xr_mr *xr;
+};
+
+struct xv_comp_channel {
+	struct ibv_comp_channel ibv;
+	struct xr_comp_channel *xr;
+};
+
+/* xr->cq_context points back here: xr_get_cq_event's answer finds its ibv_cq. */
+struct xv_cq {
+	struct ibv_cq ibv;
+	struct xr_cq *xr;
+};
+
+/* xr->qp_context points back here, for asynchronous events. */
+struct xv_qp {
+	struct ibv_qp ibv;
+	struct xr_qp *xr;
+};
+
+static inline struct xv_context *xv_ctx(struct ibv_context *context)
+{
+	return xv_container(context, struct xv_context, vctx.context);
+}
+
+static inline struct xv_pd *xv_pd(struct ibv_pd *pd)
+{
+	return xv_container(pd, struct xv_pd, ibv);
+}
+
+static inline struct xv_cq *xv_cq(struct ibv_cq *cq)
+{
+	return xv_container(cq, struct xv_cq, ibv);
+}
+
+static inline struct xv_qp *xv_qp(struct ibv_qp *qp)
+{
+	return xv_container(qp, struct xv_qp, ibv);
+}
+
+/* libxroce's -errno as libibverbs' positive errno value. */
+static inline int xv_errno(int ret)
+{
+	return ret < 0 ? -ret : ret;
+}
+
+static inline void *xv_null(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/* device.c */
+void xv_device_put(struct xv_device *dev);
+
+/* ops.c: fills the context's ops table and its verbs_context extensions. */
+void xv_set_ops(struct xv_context *ctx);
+
+/* query.c */
+int xv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
+		  size_t attr_len);
+int xv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+		       struct ibv_device_attr_ex *attr, size_t attr_size);
+
+/* cq.c */
+int xv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int xv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* post.c */
+int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* convert.c: between ibv_ and xr_ attributes, where the layouts differ. */
+void xv_ah_attr_to_xr(const struct ibv_ah_attr *in, struct xr_ah_attr *out);
+void xv_ah_attr_from_xr(const struct xr_ah_attr *in, struct ibv_ah_attr *out);
+void xv_wc_from_xr(const struct xr_wc *in, struct ibv_wc *out);
+
+#endif /* XROCE_IBVERBS_SHIM_H */
