@@ -72,9 +72,9 @@ static struct ibv_device *find(struct ibv_device **list, const char *name)
 
 int main(int argc, char **argv)
 {
-	struct ibv_qp_init_attr qpi = {.cap = {.max_send_wr = 4, .max_recv_wr = 4,
-					       .max_send_sge = 1, .max_recv_sge = 1},
-				       .qp_type = IBV_QPT_RC};
+	struct ibv_qp_init_attr qpi = {
+	    .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1},
+	    .qp_type = IBV_QPT_RC};
 	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_INIT, .port_num = 1};
 	struct ibv_device **list;
 	struct ibv_context *ctx;
@@ -106,7 +106,8 @@ int main(int argc, char **argv)
 
 	vctx = verbs_get_ctx(ctx);
 	CHECK(vctx, "abi_compat does not mark an extended context");
-	CHECK((char *)&vctx->context == (char *)ctx, "verbs_context is not in front of ibv_context");
+	CHECK((char *)&vctx->context == (char *)ctx,
+	      "verbs_context is not in front of ibv_context");
 	CHECK(vctx->sz == sizeof(*vctx), "verbs_context.sz %zu, expected %zu", vctx->sz,
 	      sizeof(*vctx));
 	CHECK(ctx->ops.post_send && ctx->ops.post_recv && ctx->ops.poll_cq &&
@@ -135,8 +136,7 @@ int main(int argc, char **argv)
 	CHECK(ch && ch->context == ctx && ch->fd >= 0, "ibv_create_comp_channel");
 	cq = ibv_create_cq(ctx, 16, &checks, ch, 0);
 	CHECK(cq, "ibv_create_cq: %s", strerror(errno));
-	CHECK(cq->context == ctx && cq->channel == ch && cq->cq_context == &checks &&
-		  cq->cqe >= 16,
+	CHECK(cq->context == ctx && cq->channel == ch && cq->cq_context == &checks && cq->cqe >= 16,
 	      "ibv_cq fields (cqe %d)", cq->cqe);
 	CHECK(ch->refcnt == 1, "channel refcnt %d with one CQ", ch->refcnt);
 	CHECK(!ibv_req_notify_cq(cq, 0), "ibv_req_notify_cq (inline, ops.req_notify_cq)");
@@ -150,8 +150,8 @@ int main(int argc, char **argv)
 		  qp->qp_type == IBV_QPT_RC && qp->state == IBV_QPS_RESET && qp->qp_num,
 	      "ibv_qp fields");
 	CHECK(qpi.cap.max_send_wr >= 4 && qpi.cap.max_recv_wr >= 4, "capabilities not returned");
-	CHECK(!ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					  IBV_QP_ACCESS_FLAGS),
+	CHECK(!ibv_modify_qp(qp, &qa,
+			     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
 	      "RESET -> INIT");
 	CHECK(qp->state == IBV_QPS_INIT, "qp->state %d after INIT", qp->state);
 
@@ -159,8 +159,11 @@ int main(int argc, char **argv)
 	rwr = (struct ibv_recv_wr){.wr_id = 7, .sg_list = &sge, .num_sge = 1};
 	CHECK(!ibv_post_recv(qp, &rwr, &bad_rwr), "ibv_post_recv (inline, ops.post_recv)");
 	/* A SEND before RTS is refused, naming the request. */
-	swr = (struct ibv_send_wr){.wr_id = 8, .sg_list = &sge, .num_sge = 1,
-				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED};
+	swr = (struct ibv_send_wr){.wr_id = 8,
+				   .sg_list = &sge,
+				   .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED};
 	ret = ibv_post_send(qp, &swr, &bad_swr);
 	CHECK(ret > 0 && bad_swr == &swr, "ibv_post_send in INIT: %d, bad_wr %p", ret,
 	      (void *)bad_swr);
@@ -178,7 +181,8 @@ int main(int argc, char **argv)
 	n = 0;
 	for (int i = 0; i < 1000 && !n; i++)
 		n = ibv_poll_cq(cq, 1, &wc);
-	CHECK(n == 1 && wc.wr_id == 7 && wc.status == IBV_WC_WR_FLUSH_ERR && wc.qp_num == qp->qp_num,
+	CHECK(n == 1 && wc.wr_id == 7 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+		  wc.qp_num == qp->qp_num,
 	      "flushed receive: n %d wr_id %llu status %d", n, (unsigned long long)wc.wr_id,
 	      wc.status);
 
