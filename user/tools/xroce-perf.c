@@ -803,6 +803,8 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 	    [CONN_RC] = XR_QPT_RC, [CONN_UC] = XR_QPT_UC, [CONN_UD] = XR_QPT_UD};
 	struct xr_qp_init_attr init_attr = {.qp_type = qp_types[o->conn],
 					    .cap = {.max_send_sge = 1}};
+	uint64_t send_cqe, recv_cqe;
+	unsigned int signaled;
 	size_t alloc;
 
 	ctx->tx_depth = o->tx_depth ? o->tx_depth : (o->test->lat ? 1 : DEF_TX_DEPTH);
@@ -854,9 +856,26 @@ static int create_resources(struct perf_ctx *ctx, const struct xr_device_attr *d
 		fprintf(stderr, PROG ": couldn't register MR: %s\n", strerror(errno));
 		return -1;
 	}
-	/* Like perftest: one send and one receive CQ that all QPs share. */
-	ctx->send_cq = xr_create_cq(ctx->dev, ctx->tx_depth * o->num_qps + 1, NULL);
-	ctx->recv_cq = xr_create_cq(ctx->dev, ctx->rx_depth * o->num_qps + 1, NULL);
+	/*
+	 * Like perftest: one send and one receive CQ that all QPs share. They
+	 * are sized by what can be in them at once, so that many QPs fit in
+	 * the device's max_cqe: per QP, the signaled requests among tx_depth in
+	 * flight (one per cq_mod and the last), and the receives it can take.
+	 */
+	signaled = (ctx->tx_depth + ctx->cq_mod - 1) / ctx->cq_mod + 1;
+	if (signaled > ctx->tx_depth)
+		signaled = ctx->tx_depth;
+	send_cqe = (uint64_t)signaled * o->num_qps + 1;
+	recv_cqe = (uint64_t)(verb == VERB_SEND ? ctx->rx_depth : 1) * o->num_qps + 1;
+	if (send_cqe > dev_attr->max_cqe || recv_cqe > dev_attr->max_cqe) {
+		fprintf(stderr,
+			PROG ": CQs of %" PRIu64 "/%" PRIu64 " entries exceed the device's %u (-q, "
+			     "-t, -r)\n",
+			send_cqe, recv_cqe, dev_attr->max_cqe);
+		return -1;
+	}
+	ctx->send_cq = xr_create_cq(ctx->dev, (int)send_cqe, NULL);
+	ctx->recv_cq = xr_create_cq(ctx->dev, (int)recv_cqe, NULL);
 	if (!ctx->send_cq || !ctx->recv_cq) {
 		fprintf(stderr, PROG ": couldn't create CQ: %s\n", strerror(errno));
 		return -1;
