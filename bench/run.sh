@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Benchmarks xroce against kernel sockets on the same veth pair, in one run:
-#   - iperf3 TCP, without XDP and with xroce attached to both ends;
-#   - a UDP socket ping-pong of 8-byte messages (build/bench/udp_pingpong);
-#   - xroce RC SEND bandwidth (64 KiB messages, 16 in flight) and 8-byte SEND
-#     round trips (build/bench/xroce_send_bench).
-# Ends with a table: test, result, baseline. Exits non-zero if a test failed.
+# Benchmarks xroce against kernel sockets on one veth pair, in one run:
+#   - baselines: iperf3 TCP without XDP and with xroce attached to both ends,
+#     and a UDP socket ping-pong of 8-byte messages (build/bench/udp_pingpong);
+#   - xroce-perf write_bw and read_bw at 4 KiB, 64 KiB and 1 MiB, path MTU
+#     1024 on interface MTU 1500;
+#   - write_bw of 64 KiB over 16, 128 and 1,024 QPs (the 1-QP figure is the
+#     one above), with the engines' retransmissions and local ACK timeouts;
+#   - write_lat of 8 bytes: average, p50, p99 and p99.9 of half round trips;
+#   - the same bandwidths at path MTU 4096 on interface MTU 9000, when the
+#     interfaces take MTU 9000 with xroce attached and xroce's active_mtu is
+#     then 4096 (else those rows say n/a and why), beside iperf3 at MTU 9000.
+# Every bandwidth comes with the CPU time (user + system, of client and
+# server together, from /usr/bin/time) per GB (10^9 bytes) moved.
+# Ends with one table: figure, xroce, baseline, ratio (xroce / baseline).
+# Absolute figures move with whatever else runs on the machine; no figure is
+# asserted. Exits non-zero only if a test failed outright.
 # BENCH_SECONDS (default 5, at most 10) is the length of each timed test.
 # Run through `make bench`, which builds first; needs root.
 set -euo pipefail
@@ -37,36 +47,44 @@ trap 'exit 130' INT TERM
 
 netns_pair bch
 echo "bench: $NETNS_A ($VETH_A, $ADDR_A) <-> $NETNS_B ($VETH_B, $ADDR_B), ${duration} s per test"
-server_timeout=$((duration * 3 + 40))
-client_timeout=$((duration * 3 + 30))
+# Setting up 1,024 QPs and draining what they have in flight take time beyond the test's.
+server_timeout=$((duration * 3 + 70))
+client_timeout=$((duration * 3 + 60))
 
-# start_server NAME CMD...: runs CMD in namespace A in the background, output in $logdir/NAME.server.
+# start_server NAME CMD...: runs CMD in namespace A in the background under
+# timeout, output in $logdir/NAME.server, its CPU time (user and system
+# seconds, its children's included) in $logdir/NAME.server.cpu. A simple
+# command (nsenter, as netns_exec runs it, which execs timeout), so the PID
+# kept is timeout's; stopping timeout stops its whole process group.
 start_server() {
 	local name=$1
 	shift
-	netns_exec "$NETNS_A" timeout "$server_timeout" "$@" >"$logdir/$name.server" 2>&1 &
+	nsenter --net="/var/run/netns/$NETNS_A" timeout "$server_timeout" \
+		/usr/bin/time -q -f '%U %S' -o "$logdir/$name.server.cpu" "$@" \
+		>"$logdir/$name.server" 2>&1 &
 	server_pids+=($!)
 }
 
-# run_client NAME CMD...: runs CMD in namespace B, output in $logdir/NAME.client; shows it on failure.
+# run_client NAME CMD...: runs CMD in namespace B, output in $logdir/NAME.client, CPU
+# time as the server's; shows both outputs on failure.
 run_client() {
 	local name=$1
 	shift
-	if netns_exec "$NETNS_B" timeout "$client_timeout" "$@" >"$logdir/$name.client" 2>&1; then
-		return 0
-	fi
+	netns_exec "$NETNS_B" timeout "$client_timeout" /usr/bin/time -q -f '%U %S' \
+		-o "$logdir/$name.client.cpu" "$@" >"$logdir/$name.client" 2>&1 && return 0
 	echo "bench: $name failed:"
 	tail -n 5 "$logdir/$name.client" "$logdir/$name.server" 2>/dev/null | sed 's/^/    | /'
 	return 1
 }
 
-# wait_servers: reaps the background servers (each exits after its one client).
+# wait_servers: reaps the background servers (each exits after its one client); 1 if one failed.
 wait_servers() {
-	local pid
+	local pid status=0
 	for pid in "${server_pids[@]}"; do
-		wait "$pid" 2>/dev/null || true
+		wait "$pid" || status=1
 	done
 	server_pids=()
+	return $status
 }
 
 # wait_tcp_listen PORT: until something listens on PORT in namespace A (at most 5 s).
@@ -78,116 +96,233 @@ wait_tcp_listen() {
 	return 1
 }
 
-# iperf3_tcp NAME: TCP throughput from B's iperf3 client to A's server; sets gbits.
-iperf3_tcp() {
-	local name=$1 status=0
-	gbits=failed
-	start_server "$name" iperf3 -s -1 -p 5201
-	if wait_tcp_listen 5201 &&
-		run_client "$name" iperf3 -c "$ADDR_A" -p 5201 -t "$duration" -J; then
-		gbits=$(python3 -c 'import json, sys
-print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e9))' \
-			<"$logdir/$name.client") || { gbits=failed; status=1; }
-	else
-		status=1
-	fi
-	wait_servers
-	return $status
+# cpu_per_gb NAME BYTES: CPU seconds of NAME's client and server per 10^9 bytes moved.
+cpu_per_gb() {
+	awk -v bytes="$2" '{ cpu += $1 + $2 } END { printf "%.2f", cpu / (bytes / 1e9) }' \
+		"$logdir/$1.client.cpu" "$logdir/$1.server.cpu"
 }
 
-# field FILE KEY: the value of KEY=VALUE in FILE.
-field() {
-	grep -o "$2=[^ ]*" "$1" | head -n 1 | cut -d= -f2
+# Figures of the table: text for the cells, numbers for the ratios.
+declare -A cell num
+
+# iperf3_tcp KEY: TCP throughput from B's iperf3 client to A's server.
+iperf3_tcp() {
+	local key=$1 gbits bytes
+	cell[$key]=failed
+	start_server "$key" iperf3 -s -1 -p 5201
+	if wait_tcp_listen 5201 &&
+		run_client "$key" iperf3 -c "$ADDR_A" -p 5201 -t "$duration" -J &&
+		wait_servers; then
+		read -r gbits bytes < <(python3 -c 'import json, sys
+s = json.load(sys.stdin)["end"]["sum_received"]
+print("%.2f %d" % (s["bits_per_second"] / 1e9, s["bytes"]))' <"$logdir/$key.client") &&
+			num[$key]=$gbits &&
+			cell[$key]="$gbits Gbit/s, $(cpu_per_gb "$key" "$bytes") CPU s/GB" &&
+			return 0
+	fi
+	wait_servers || true
+	return 1
+}
+
+# engine_counters KEY: retransmits and timeouts of both ends' engines (the
+# counters of the last process that had each device open), summed, as "R T".
+engine_counters() {
+	local end
+	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
+		netns_exec "${end%%:*}" "$BUILD/xroce" stats "${end#*:}" --json \
+			>"$logdir/$1.stats.${end#*:}" || return 1
+	done
+	python3 -c 'import json, sys
+engines = [json.load(open(f))["engine"] for f in sys.argv[1:]]
+print(sum(e["retransmits"] for e in engines), sum(e["timeouts"] for e in engines))' \
+		"$logdir/$1.stats.$VETH_A" "$logdir/$1.stats.$VETH_B"
+}
+
+# perf KEY TEST ARGS...: xroce-perf server in A, client in B; sets perf_line
+# to the client's result row and perf_mtu to the path MTU it ran at.
+perf() {
+	local key=$1 test=$2
+	shift 2
+	perf_line=
+	perf_mtu=
+	start_server "$key" "$BUILD/xroce-perf" "$test" -d "$VETH_A" -x 1 -F "$@"
+	if wait_tcp_listen 18515 &&
+		run_client "$key" "$BUILD/xroce-perf" "$test" -d "$VETH_B" -x 1 -F "$@" "$ADDR_A" &&
+		wait_servers; then
+		perf_line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$logdir/$key.client" | tail -n 1)
+		perf_mtu=$(sed -n 's/^ Mtu *: \([0-9]*\)\[B\]/\1/p' "$logdir/$key.client")
+		[ -n "$perf_line" ] && [ -n "$perf_mtu" ] && return 0
+		echo "bench: $key printed no result"
+		return 1
+	fi
+	wait_servers || true
+	return 1
+}
+
+# perf_bw KEY TEST ARGS...: a bandwidth test; its cell: Gbit/s (xroce-perf's
+# MB are MiB), CPU per GB, retransmissions and timeouts.
+perf_bw() {
+	local key=$1 gbits bytes counters
+	cell[$key]=failed
+	perf "$@" || return 1
+	read -r gbits bytes <<<"$(awk '{ printf "%.2f %d", $4 * 1048576 * 8 / 1e9, $1 * $2 }' \
+		<<<"$perf_line")"
+	counters=$(engine_counters "$key") || {
+		echo "bench: $key: xroce stats failed"
+		return 1
+	}
+	num[$key]=$gbits
+	cell[$key]="$gbits Gbit/s, $(cpu_per_gb "$key" "$bytes") CPU s/GB, rtx ${counters% *}, tmo ${counters#* }"
 }
 
 failed=0
 
 echo "bench: iperf3 TCP, no XDP"
 iperf3_tcp tcp_plain || failed=1
-tcp_plain=$gbits
 
 echo "bench: UDP ping-pong, 8 B"
+for stat in avg p50 p99 p999; do cell[udp_$stat]=failed; done
 start_server udp "$BUILD/bench/udp_pingpong" server 18602
-if run_client udp "$BUILD/bench/udp_pingpong" client "$ADDR_A" 18602 $((duration * 4000)); then
-	udp_lat="$(field "$logdir/udp.client" avg_us) / $(field "$logdir/udp.client" p50_us) / $(field "$logdir/udp.client" p99_us) us"
+if run_client udp "$BUILD/bench/udp_pingpong" client "$ADDR_A" 18602 $((duration * 10000)) &&
+	wait_servers; then
+	for stat in avg p50 p99 p999; do
+		num[udp_$stat]=$(grep -o " ${stat}_us=[^ ]*" "$logdir/udp.client" | cut -d= -f2)
+		cell[udp_$stat]="UDP ping-pong ${num[udp_$stat]} us"
+	done
 else
-	udp_lat=failed
+	wait_servers || true
 	failed=1
 fi
-wait_servers
 
 echo "bench: attaching xroce to both ends"
-tcp_xdp="n/a (attach failed)"
-if netns_exec "$NETNS_A" "$BUILD/xroce" attach "$VETH_A" &&
-	netns_exec "$NETNS_B" "$BUILD/xroce" attach "$VETH_B"; then
-	echo "bench: iperf3 TCP, xroce attached"
-	iperf3_tcp tcp_xdp || failed=1
-	tcp_xdp=$gbits
+netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" || exit 1
+echo "bench: iperf3 TCP, xroce attached"
+iperf3_tcp tcp_xdp || failed=1
+
+sizes=(4096 65536 1048576)
+declare -A size_name=([4096]="4 KiB" [65536]="64 KiB" [1048576]="1 MiB")
+
+echo "bench: write_bw and read_bw, path MTU 1024"
+for test in write_bw read_bw; do
+	for size in "${sizes[@]}"; do
+		perf_bw "${test}_${size}_1024" "$test" -s "$size" -D "$duration" -m 1024 || failed=1
+	done
+done
+
+qp_counts=(16 128 1024)
+echo "bench: write_bw 64 KiB over ${qp_counts[*]} QPs"
+for qps in "${qp_counts[@]}"; do
+	perf_bw "qps_$qps" write_bw -s 65536 -D "$duration" -m 1024 -q "$qps" || failed=1
+done
+
+echo "bench: write_lat 8 B"
+for stat in avg p50 p99 p999; do cell[lat_$stat]=failed; done
+if perf lat write_lat -s 8 -n $((duration * 20000)) -m 1024; then
+	# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+	read -r -a lat <<<"$(awk '{ print $6, $5, $8, $9 }' <<<"$perf_line")"
+	for stat in avg p50 p99 p999; do
+		num[lat_$stat]=${lat[0]}
+		cell[lat_$stat]="${lat[0]} us"
+		lat=("${lat[@]:1}")
+	done
 else
 	failed=1
 fi
 
-echo "bench: xroce RC SEND bandwidth (64 KiB, depth 16) and 8 B round trips"
-start_server xroce "$BUILD/bench/xroce_send_bench" server "$VETH_A"
-if run_client xroce "$BUILD/bench/xroce_send_bench" client "$VETH_B" "$ADDR_A" "$duration" 100000; then
-	log=$logdir/xroce.client
-	send_bw="$(field "$log" Gbit/s) Gbit/s, $(field "$log" MB/s) MB/s, $(field "$log" msg/s) msg/s"
-	send_lat="$(field "$log" avg_us) / $(field "$log" p50_us) / $(field "$log" p99_us) us"
+# MTU 9000 with xroce attached needs an XDP program that takes multi-buffer frames.
+echo "bench: interface MTU 9000"
+mtu_9000=yes
+for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
+	ip -n "${end%%:*}" link set dev "${end#*:}" mtu 9000 2>/dev/null || mtu_9000=no
+done
+# The path MTU xroce-perf agrees on without -m is the smaller active_mtu of the two ends.
+if perf mtu_probe write_bw -s 4096 -n 100; then
+	active_mtu=$perf_mtu
 else
-	send_bw=failed
-	send_lat=failed
+	active_mtu=unknown
 	failed=1
 fi
-wait_servers
+if [ "$mtu_9000" = yes ]; then
+	echo "bench: iperf3 TCP, xroce attached, MTU 9000"
+	iperf3_tcp tcp_xdp_9000 || failed=1
+else
+	cell[tcp_xdp_9000]="n/a (MTU 9000 refused)"
+fi
+for test in write_bw read_bw; do
+	for size in "${sizes[@]}"; do
+		key=${test}_${size}_4096
+		if [ "$mtu_9000" = yes ] && [ "$active_mtu" = 4096 ]; then
+			perf_bw "$key" "$test" -s "$size" -D "$duration" -m 4096 || failed=1
+		elif [ "$mtu_9000" = yes ]; then
+			cell[$key]="n/a (active_mtu $active_mtu)"
+		else
+			cell[$key]="n/a (active_mtu $active_mtu: MTU 9000 refused)"
+		fi
+	done
+done
 
-# perf TEST ARGS...: xroce-perf server in A, client in B; sets perf_line to the client's result row.
-perf() {
-	local test=$1 status=0
-	shift
-	perf_line=
-	start_server "perf_$test" "$BUILD/xroce-perf" "$test" -d "$VETH_A" -x 1 -F "$@"
-	if wait_tcp_listen 18515 &&
-		run_client "perf_$test" "$BUILD/xroce-perf" "$test" -d "$VETH_B" -x 1 -F "$@" "$ADDR_A"; then
-		perf_line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$logdir/perf_$test.client" | tail -n 1)
-		[ -n "$perf_line" ] || status=1
+# ratio KEY BASE_KEY: num[KEY] / num[BASE_KEY], or - when either is missing.
+ratio() {
+	if [ -n "${num[$1]:-}" ] && [ -n "${num[$2]:-}" ]; then
+		awk -v a="${num[$1]}" -v b="${num[$2]}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'
 	else
-		status=1
+		echo -
 	fi
-	wait_servers
-	return $status
 }
 
-bw_iters=$((duration * 3000))
-echo "bench: xroce-perf write_bw, read_bw (64 KiB) and write_lat (8 B)"
-if perf write_bw -s 65536 -n "$bw_iters"; then
-	write_bw="$(awk '{printf "%.0f MB/s = %.2f Gbit/s", $4, $4 * 8 / 1000}' <<<"$perf_line")"
-else
-	write_bw=failed
-	failed=1
-fi
-if perf read_bw -s 65536 -n "$bw_iters"; then
-	read_bw="$(awk '{printf "%.0f MB/s = %.2f Gbit/s", $4, $4 * 8 / 1000}' <<<"$perf_line")"
-else
-	read_bw=failed
-	failed=1
-fi
-if perf write_lat -s 8 -n $((duration * 2000)); then
-	write_lat="$(awk '{printf "%s / %s / %s us", $5, $6, $8}' <<<"$perf_line")"
-else
-	write_lat=failed
-	failed=1
-fi
+# line FIGURE XROCE BASELINE RATIO: one line of the table.
+line() {
+	printf '%-32s %-42s %-46s %s\n' "$@"
+}
 
+# row FIGURE KEY [BASELINE_TEXT BASE_KEY]...: the figure, with one line per baseline.
+row() {
+	local figure=$1 xroce=${cell[$2]} key=$2
+	shift 2
+	if [ $# -eq 0 ]; then
+		line "$figure" "$xroce" - -
+		return
+	fi
+	while [ $# -gt 0 ]; do
+		line "$figure" "$xroce" "$1" "$(ratio "$key" "$2")"
+		figure=
+		xroce=
+		shift 2
+	done
+}
+
+declare -A test_name=([write_bw]=WRITE [read_bw]=READ)
 echo
-printf '%-36s %-44s %s\n' test result baseline
-printf '%-36s %-44s %s\n' "RC SEND bw, 64 KiB, depth 16" "$send_bw" \
-	"iperf3 TCP: $tcp_plain Gbit/s; $tcp_xdp Gbit/s with xroce attached"
-printf '%-36s %-44s %s\n' "RC SEND 8 B RTT avg / p50 / p99" "$send_lat" \
-	"UDP ping-pong RTT: $udp_lat"
-printf '%-36s %-44s %s\n' "xroce-perf write_bw, 64 KiB" "$write_bw" \
-	"iperf3 TCP: $tcp_plain Gbit/s"
-printf '%-36s %-44s %s\n' "xroce-perf read_bw, 64 KiB" "$read_bw" \
-	"iperf3 TCP: $tcp_plain Gbit/s"
-printf '%-36s %-44s %s\n' "xroce-perf write_lat 8 B typ/avg/99%" "$write_lat" \
-	"(one way, RTT/2, as perftest) UDP RTT above"
+echo "xroce on $VETH_A/$VETH_B, ${duration} s per test; CPU s/GB: user + system seconds of both"
+echo "processes per 10^9 bytes; rtx, tmo: retransmissions and local ACK timeouts of both engines"
+line figure xroce "baseline (same run)" ratio
+for mtu in 1024 4096; do
+	for test in write_bw read_bw; do
+		for size in "${sizes[@]}"; do
+			key=${test}_${size}_$mtu
+			figure="${test_name[$test]} ${size_name[$size]}, 1 QP, MTU $mtu"
+			if [ "$key" = write_bw_65536_1024 ]; then
+				row "$figure" "$key" "iperf3 TCP, no XDP: ${cell[tcp_plain]%%,*}" tcp_plain \
+					"iperf3 TCP, xroce attached: ${cell[tcp_xdp]%%,*}" tcp_xdp
+			elif [ "$key" = write_bw_65536_4096 ]; then
+				row "$figure" "$key" "iperf3 TCP, no XDP: ${cell[tcp_plain]%%,*}" tcp_plain \
+					"iperf3 TCP, xroce attached: ${cell[tcp_xdp]%%,*}" tcp_xdp \
+					"same, MTU 9000: ${cell[tcp_xdp_9000]%%,*}" tcp_xdp_9000
+			else
+				row "$figure" "$key"
+			fi
+		done
+	done
+done
+for qps in "${qp_counts[@]}"; do
+	row "WRITE 64 KiB, $qps QPs, MTU 1024" "qps_$qps" \
+		"1 QP: ${cell[write_bw_65536_1024]%%,*}" write_bw_65536_1024
+done
+declare -A stat_name=([avg]=average [p50]=p50 [p99]=p99 [p999]=p99.9)
+for stat in avg p50 p99 p999; do
+	row "WRITE 8 B latency, ${stat_name[$stat]}" "lat_$stat" "${cell[udp_$stat]} (half RTT)" "udp_$stat"
+done
+line "iperf3 TCP, no XDP" - "${cell[tcp_plain]}" -
+line "iperf3 TCP, xroce attached" - "${cell[tcp_xdp]}" -
+line "  same, MTU 9000" - "${cell[tcp_xdp_9000]}" -
 exit $failed

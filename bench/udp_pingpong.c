@@ -7,8 +7,9 @@
  *   udp_pingpong server PORT
  *   udp_pingpong client SERVER_IP PORT ITERATIONS
  *
- * The client ends with one line:
- *   udp_pingpong size=8 iterations=N avg_us=X p50_us=X p99_us=X
+ * The client ends with one line of half round trips (as perftest's latency
+ * figures, so that they compare with xroce-perf's *_lat):
+ *   udp_pingpong size=8 iterations=N half_rtt avg_us=X p50_us=X p99_us=X p999_us=X
  * and then sends an all-ones datagram, which makes the server exit.
  */
 #include <arpa/inet.h>
@@ -51,6 +52,22 @@ static int compare_int64(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* Nearest rank, as xroce-perf's percentiles: the smallest sample with p of them at or below it. */
+static int64_t percentile(const int64_t *sorted, long n, double p)
+{
+	long rank = (long)(p * (double)n);
+
+	if ((double)rank < p * (double)n)
+		rank++;
+	return sorted[rank > 0 ? (rank > n ? n : rank) - 1 : 0];
+}
+
+/* A round trip of ns nanoseconds as half of it, in microseconds. */
+static double half_us(double ns)
+{
+	return ns / 2 / 1e3;
 }
 
 static int run_server(uint16_t port)
@@ -144,9 +161,12 @@ static int run_client(const char *server_ip, uint16_t port, long iterations)
 	send(fd, &stop, sizeof(stop), 0);
 	close(fd);
 	qsort(samples, (size_t)iterations, sizeof(*samples), compare_int64);
-	printf("udp_pingpong size=%d iterations=%ld avg_us=%.2f p50_us=%.2f p99_us=%.2f\n",
-	       MESSAGE_SIZE, iterations, (double)total / (double)iterations / 1e3,
-	       (double)samples[iterations / 2] / 1e3, (double)samples[iterations * 99 / 100] / 1e3);
+	printf("udp_pingpong size=%d iterations=%ld half_rtt avg_us=%.2f p50_us=%.2f p99_us=%.2f "
+	       "p999_us=%.2f\n",
+	       MESSAGE_SIZE, iterations, half_us((double)total / (double)iterations),
+	       half_us((double)percentile(samples, iterations, 0.5)),
+	       half_us((double)percentile(samples, iterations, 0.99)),
+	       half_us((double)percentile(samples, iterations, 0.999)));
 	free(samples);
 	return 0;
 }

@@ -3,7 +3,7 @@
 # are present.
 set -euo pipefail
 pkgs=(make gcc libc6-dev linux-libc-dev clang llvm libbpf-dev libxdp-dev bpftool libdeflate-dev libmnl-dev libelf-dev
-      zlib1g-dev iproute2 util-linux mawk iputils-ping ethtool pkg-config iperf3 tshark tcpdump libclang-rt-14-dev python3
+      zlib1g-dev iproute2 util-linux mawk iputils-ping ethtool pkg-config iperf3 time tshark tcpdump libclang-rt-14-dev python3
       binutils groff-base man-db libibverbs-dev ibverbs-utils perftest)
 missing=()
 for p in "${pkgs[@]}"; do
