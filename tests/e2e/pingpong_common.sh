@@ -5,10 +5,16 @@
 # PINGPONG_LOCAL_GID_SEP, what the tool prints before its own GID: ", ", or
 # ": " as ibv_ud_pingpong does (the peer's always follows ", ").
 #
+# Optional: PINGPONG_RUN, a launcher the tool runs under (xroce-run);
+# PINGPONG_DEV_A/B, the device names (default the veths); PINGPONG_GID_A/B,
+# the GID indexes (default 1); PINGPONG_PORT, the tool's TCP port, given
+# with -p, and the client starts only once the server listens there (for
+# tools whose client does not retry); PINGPONG_GID_RE, what a printed GID
+# must match (default any GID).
+#
 # run_pair SERVER_OPTS CLIENT_OPTS
-#     starts the server in A and the client in B with the options (-g 1
-#     unless they say otherwise); sets server_status, client_status and the
-#     logs $logdir/{server,client}.log.
+#     starts the server in A and the client in B with the options; sets
+#     server_status, client_status and the logs $logdir/{server,client}.log.
 # check_output SIZE
 #     both sides printed the ibv_*_pingpong address lines and the summary
 #     lines with the totals of iters round trips of SIZE bytes.
@@ -16,16 +22,33 @@
 #     on both ends, engine_tx_frames and engine_rx_frames are FRAMES (not
 #     checked when FRAMES is -) and every COUNTER is 0, or fail naming RUN.
 
+# The server listens on PINGPONG_PORT once it has its QP (at most 10 s).
+pingpong_wait_listening() {
+	for _ in $(seq 100); do
+		netns_exec "$NETNS_A" ss -Hltn "sport = :$PINGPONG_PORT" | grep -q . && return 0
+		kill -0 "$server_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 run_pair() {
-	local server_opts=$1 client_opts=$2
+	local server_opts=$1 client_opts=$2 common
+	common="-n $iters${PINGPONG_PORT:+ -p $PINGPONG_PORT}"
 	# shellcheck disable=SC2086 # the options are meant to be split into words
-	netns_exec "$NETNS_A" timeout 150 "$pingpong" -d "$VETH_A" -g 1 -n $iters $server_opts \
-		>"$logdir/server.log" 2>&1 &
+	netns_exec "$NETNS_A" timeout 150 ${PINGPONG_RUN:-} "$pingpong" -d "${PINGPONG_DEV_A:-$VETH_A}" \
+		-g "${PINGPONG_GID_A:-1}" $common $server_opts >"$logdir/server.log" 2>&1 &
 	server_pid=$!
 	client_status=0
-	# shellcheck disable=SC2086
-	netns_exec "$NETNS_B" timeout 150 "$pingpong" -d "$VETH_B" -g 1 -n $iters $client_opts \
-		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
+	if [ -n "${PINGPONG_PORT:-}" ] && ! pingpong_wait_listening; then
+		echo "(the server never listened on port $PINGPONG_PORT)" >"$logdir/client.log"
+		client_status=1
+	else
+		# shellcheck disable=SC2086
+		netns_exec "$NETNS_B" timeout 150 ${PINGPONG_RUN:-} "$pingpong" \
+			-d "${PINGPONG_DEV_B:-$VETH_B}" -g "${PINGPONG_GID_B:-1}" $common $client_opts \
+			"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
+	fi
 	server_status=0
 	wait "$server_pid" || server_status=$?
 	server_pid=""
@@ -33,10 +56,11 @@ run_pair() {
 
 check_output() {
 	local size=$1 side log addr="LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}"
+	local gid=${PINGPONG_GID_RE:-[0-9a-f:.]+}
 	for side in server client; do
 		log=$logdir/$side.log
-		grep -Eq "^  local address:  $addr${PINGPONG_LOCAL_GID_SEP}GID [0-9a-f:.]+$" "$log" &&
-			grep -Eq "^  remote address: $addr, GID [0-9a-f:.]+$" "$log" &&
+		grep -Eq "^  local address:  $addr${PINGPONG_LOCAL_GID_SEP}GID $gid$" "$log" &&
+			grep -Eq "^  remote address: $addr, GID $gid$" "$log" &&
 			grep -Eq "^$((size * iters * 2)) bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$" "$log" &&
 			grep -Eq "^$iters iters in [0-9.]+ seconds = [0-9.]+ usec/iter$" "$log" ||
 			return 1

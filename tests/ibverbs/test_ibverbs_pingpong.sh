@@ -36,49 +36,15 @@ gid_b=$(v4_gid_index "$NETNS_B" "$VETH_B" "$ADDR_B")
 [ -n "$gid_a" ] && [ -n "$gid_b" ] || fail "no IPv4-mapped GID in ibv_devinfo -v (A '$gid_a', B '$gid_b')"
 echo "ok   IPv4-mapped GIDs at index $gid_a (A) and $gid_b (B)"
 
-# The server listens once it has its QP: the client connects only then.
-wait_listening() {
-	for _ in $(seq 100); do
-		netns_exec "$NETNS_A" ss -Hltn "sport = :$port" | grep -q . && return 0
-		kill -0 "$server_pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-# run_pair SERVER_OPTS CLIENT_OPTS: sets server_status, client_status and the logs.
-run_pair() {
-	# shellcheck disable=SC2086 # the options are meant to be split into words
-	netns_exec "$NETNS_A" timeout 120 "$run" ibv_rc_pingpong -d "xroce_$VETH_A" -g "$gid_a" \
-		-p $port -n $iters $1 >"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	client_status=0
-	if wait_listening; then
-		# shellcheck disable=SC2086
-		netns_exec "$NETNS_B" timeout 120 "$run" ibv_rc_pingpong -d "xroce_$VETH_B" \
-			-g "$gid_b" -p $port -n $iters $2 "$ADDR_A" >"$logdir/client.log" 2>&1 ||
-			client_status=$?
-	else
-		echo "(the server never listened on port $port)" >"$logdir/client.log"
-		client_status=1
-	fi
-	server_status=0
-	wait "$server_pid" || server_status=$?
-	server_pid=""
-}
-
-# Both sides printed their addresses and the totals of iters round trips of SIZE.
-check_output() {
-	local size=$1 side log addr="LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}"
-	for side in server client; do
-		log=$logdir/$side.log
-		grep -Eq "^  local address:  $addr, GID ::ffff:[0-9.]+$" "$log" &&
-			grep -Eq "^  remote address: $addr, GID ::ffff:[0-9.]+$" "$log" &&
-			grep -Eq "^$((size * iters * 2)) bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$" "$log" &&
-			grep -Eq "^$iters iters in [0-9.]+ seconds = [0-9.]+ usec/iter$" "$log" ||
-			return 1
-	done
-}
+pingpong=ibv_rc_pingpong
+PINGPONG_RUN=$run
+PINGPONG_DEV_A=xroce_$VETH_A PINGPONG_DEV_B=xroce_$VETH_B
+PINGPONG_GID_A=$gid_a PINGPONG_GID_B=$gid_b
+PINGPONG_PORT=$port
+PINGPONG_LOCAL_GID_SEP=", "
+PINGPONG_GID_RE="::ffff:[0-9.]+"
+# shellcheck source=tests/e2e/pingpong_common.sh
+source tests/e2e/pingpong_common.sh
 
 for opts in "-s 1 --chk" "-s 4096 --chk" "-s 65536 --chk" "-s 1 -e --chk" "-s 4096 -e --chk" \
 	"-s 65536 -e --chk"; do

@@ -108,14 +108,25 @@ _Static_assert(sizeof(struct ibv_sge) == sizeof(struct xr_sge) &&
 		   offsetof(struct ibv_sge, lkey) == offsetof(struct xr_sge, lkey),
 	       "ibv_sge and xr_sge have one layout");
 
+/* The global route is copied whole; the address vectors around it differ (no path bits or rate
+ * here). */
+_Static_assert(sizeof(struct ibv_global_route) == sizeof(struct xr_global_route) &&
+		   offsetof(struct ibv_global_route, dgid) ==
+		       offsetof(struct xr_global_route, dgid) &&
+		   offsetof(struct ibv_global_route, flow_label) ==
+		       offsetof(struct xr_global_route, flow_label) &&
+		   offsetof(struct ibv_global_route, sgid_index) ==
+		       offsetof(struct xr_global_route, sgid_index) &&
+		   offsetof(struct ibv_global_route, hop_limit) ==
+		       offsetof(struct xr_global_route, hop_limit) &&
+		   offsetof(struct ibv_global_route, traffic_class) ==
+		       offsetof(struct xr_global_route, traffic_class),
+	       "ibv_global_route and xr_global_route have one layout");
+
 void xv_ah_attr_to_xr(const struct ibv_ah_attr *in, struct xr_ah_attr *out)
 {
 	memset(out, 0, sizeof(*out));
-	memcpy(out->grh.dgid.raw, in->grh.dgid.raw, sizeof(out->grh.dgid.raw));
-	out->grh.flow_label = in->grh.flow_label;
-	out->grh.sgid_index = in->grh.sgid_index;
-	out->grh.hop_limit = in->grh.hop_limit;
-	out->grh.traffic_class = in->grh.traffic_class;
+	memcpy(&out->grh, &in->grh, sizeof(out->grh));
 	out->dlid = in->dlid;
 	out->sl = in->sl;
 	out->is_global = in->is_global;
@@ -125,11 +136,7 @@ void xv_ah_attr_to_xr(const struct ibv_ah_attr *in, struct xr_ah_attr *out)
 void xv_ah_attr_from_xr(const struct xr_ah_attr *in, struct ibv_ah_attr *out)
 {
 	memset(out, 0, sizeof(*out));
-	memcpy(out->grh.dgid.raw, in->grh.dgid.raw, sizeof(out->grh.dgid.raw));
-	out->grh.flow_label = in->grh.flow_label;
-	out->grh.sgid_index = in->grh.sgid_index;
-	out->grh.hop_limit = in->grh.hop_limit;
-	out->grh.traffic_class = in->grh.traffic_class;
+	memcpy(&out->grh, &in->grh, sizeof(out->grh));
 	out->dlid = in->dlid;
 	out->sl = in->sl;
 	out->is_global = in->is_global;
