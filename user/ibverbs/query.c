@@ -237,31 +237,3 @@ int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pke
 	/* The membership bit (15) does not take part in matching. */
 	return (be16toh(pkey) & 0x7fff) == (XV_DEFAULT_PKEY & 0x7fff) ? 0 : -ENOENT;
 }
-
-/*
- * A libibverbs helper its tools use to read a device's sysfs files: the
- * file's first line, without its newline; -1 when it cannot be read (no
- * xroce device has sysfs files, so callers take their fallback).
- */
-int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
-{
-	char path[PATH_MAX];
-	ssize_t len;
-	int fd;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path) || !size)
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	len = read(fd, buf, size);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	if ((size_t)len == size)
-		len--;
-	if (len > 0 && buf[len - 1] == '\n')
-		len--;
-	buf[len] = '\0';
-	return (int)len;
-}

@@ -23,12 +23,22 @@
 
 #define xv_container(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
-/* What ibv_get_device_list hands out; lives while a list or a context holds it. */
+/*
+ * What ibv_get_device_list hands out; lives while a list or a context holds
+ * it. rdma-core's providers (Debian's libmlx5.so.1 and libefa.so.1, which
+ * perftest links) tell their own devices by the ops pointer that follows
+ * struct ibv_device in libibverbs' private struct verbs_device: it stays
+ * NULL here, so their entry points answer "not this device" for ours.
+ */
 struct xv_device {
 	struct ibv_device ibv;
+	const void *provider_ops;
 	char ifname[IF_NAMESIZE];
 	int refs;
 };
+
+_Static_assert(offsetof(struct xv_device, provider_ops) == sizeof(struct ibv_device),
+	       "providers read their ops right after struct ibv_device");
 
 struct xv_context {
 	struct verbs_context vctx; /* vctx.context is the application's ibv_context */

@@ -49,18 +49,8 @@ ABI(sizeof(struct ibv_qp_attr), 144);
 ABI(sizeof(struct ibv_device_attr), 232);
 #endif
 
-static int checks;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		checks++;                                                                          \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "layout: FAIL: %s: ", #cond);                              \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#define CHECK_PROGRAM "layout"
+#include "../check.h"
 
 static struct ibv_device *find(struct ibv_device **list, const char *name)
 {
@@ -193,6 +183,6 @@ int main(int argc, char **argv)
 	CHECK(!ibv_dealloc_pd(pd), "ibv_dealloc_pd");
 	CHECK(!ibv_close_device(ctx), "ibv_close_device");
 	ibv_free_device_list(list);
-	printf("layout: ok: %d checks\n", checks);
+	CHECK_SUMMARY();
 	return 0;
 }
