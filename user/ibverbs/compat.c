@@ -14,31 +14,6 @@
 
 #define V1_0(name) __attribute__((symver(#name "@IBVERBS_1.0"))) xv_v1_0_##name
 
-/* Verbs returning 0 or an errno value. */
-#define V1_0_INT(name)                                                                             \
-	int V1_0(name)(void);                                                                      \
-	int V1_0(name)(void)                                                                       \
-	{                                                                                          \
-		return EOPNOTSUPP;                                                                 \
-	}
-
-/* Verbs returning an object, or NULL with errno set. */
-#define V1_0_PTR(name)                                                                             \
-	void *V1_0(name)(void);                                                                    \
-	void *V1_0(name)(void)                                                                     \
-	{                                                                                          \
-		return xv_null(EOPNOTSUPP);                                                        \
-	}
-
-/* Verbs returning -1 with errno set on failure. */
-#define V1_0_MINUS1(name)                                                                          \
-	int V1_0(name)(void);                                                                      \
-	int V1_0(name)(void)                                                                       \
-	{                                                                                          \
-		errno = EOPNOTSUPP;                                                                \
-		return -1;                                                                         \
-	}
-
 #define V1_0_VOID(name)                                                                            \
 	void V1_0(name)(void);                                                                     \
 	void V1_0(name)(void)                                                                      \
@@ -66,36 +41,36 @@ uint64_t V1_0(ibv_get_device_guid)(void)
 	return 0;
 }
 
-V1_0_PTR(ibv_get_device_name)
-V1_0_PTR(ibv_open_device)
-V1_0_PTR(ibv_alloc_pd)
-V1_0_PTR(ibv_reg_mr)
-V1_0_PTR(ibv_create_ah)
-V1_0_PTR(ibv_create_cq)
-V1_0_PTR(ibv_create_qp)
-V1_0_PTR(ibv_create_srq)
+XV_FAILS_NULL(V1_0(ibv_get_device_name))
+XV_FAILS_NULL(V1_0(ibv_open_device))
+XV_FAILS_NULL(V1_0(ibv_alloc_pd))
+XV_FAILS_NULL(V1_0(ibv_reg_mr))
+XV_FAILS_NULL(V1_0(ibv_create_ah))
+XV_FAILS_NULL(V1_0(ibv_create_cq))
+XV_FAILS_NULL(V1_0(ibv_create_qp))
+XV_FAILS_NULL(V1_0(ibv_create_srq))
 
-V1_0_INT(ibv_close_device)
-V1_0_INT(ibv_query_device)
-V1_0_INT(ibv_query_port)
-V1_0_INT(ibv_query_gid)
-V1_0_INT(ibv_query_pkey)
-V1_0_INT(ibv_dealloc_pd)
-V1_0_INT(ibv_dereg_mr)
-V1_0_INT(ibv_destroy_ah)
-V1_0_INT(ibv_resize_cq)
-V1_0_INT(ibv_destroy_cq)
-V1_0_INT(ibv_modify_qp)
-V1_0_INT(ibv_query_qp)
-V1_0_INT(ibv_destroy_qp)
-V1_0_INT(ibv_modify_srq)
-V1_0_INT(ibv_query_srq)
-V1_0_INT(ibv_destroy_srq)
-V1_0_INT(ibv_attach_mcast)
-V1_0_INT(ibv_detach_mcast)
+XV_FAILS_ERRNO(V1_0(ibv_close_device))
+XV_FAILS_ERRNO(V1_0(ibv_query_device))
+XV_FAILS_ERRNO(V1_0(ibv_query_port))
+XV_FAILS_ERRNO(V1_0(ibv_query_gid))
+XV_FAILS_ERRNO(V1_0(ibv_query_pkey))
+XV_FAILS_ERRNO(V1_0(ibv_dealloc_pd))
+XV_FAILS_ERRNO(V1_0(ibv_dereg_mr))
+XV_FAILS_ERRNO(V1_0(ibv_destroy_ah))
+XV_FAILS_ERRNO(V1_0(ibv_resize_cq))
+XV_FAILS_ERRNO(V1_0(ibv_destroy_cq))
+XV_FAILS_ERRNO(V1_0(ibv_modify_qp))
+XV_FAILS_ERRNO(V1_0(ibv_query_qp))
+XV_FAILS_ERRNO(V1_0(ibv_destroy_qp))
+XV_FAILS_ERRNO(V1_0(ibv_modify_srq))
+XV_FAILS_ERRNO(V1_0(ibv_query_srq))
+XV_FAILS_ERRNO(V1_0(ibv_destroy_srq))
+XV_FAILS_ERRNO(V1_0(ibv_attach_mcast))
+XV_FAILS_ERRNO(V1_0(ibv_detach_mcast))
 
-V1_0_MINUS1(ibv_get_async_event)
-V1_0_MINUS1(ibv_get_cq_event)
+XV_FAILS_MINUS1(V1_0(ibv_get_async_event))
+XV_FAILS_MINUS1(V1_0(ibv_get_cq_event))
 
 V1_0_VOID(ibv_ack_async_event)
 V1_0_VOID(ibv_ack_cq_events)

@@ -8,80 +8,72 @@
  * is ignored and every command into the kernel's uverbs fails with
  * EOPNOTSUPP, by the convention of rdma-core's (0 or an errno value).
  * rdma-core declares these in its <infiniband/driver.h>, which Debian does
- * not ship, and no caller here passes them anything: their arguments are
- * left undeclared.
+ * not ship.
  */
 #include <stdbool.h>
 
 #include "shim.h"
 
-#define UVERBS_COMMAND(name)                                                                       \
-	int name(void);                                                                            \
-	int name(void)                                                                             \
-	{                                                                                          \
-		return EOPNOTSUPP;                                                                 \
-	}
-
-UVERBS_COMMAND(ibv_cmd_advise_mr)
-UVERBS_COMMAND(ibv_cmd_alloc_dm)
-UVERBS_COMMAND(ibv_cmd_alloc_mw)
-UVERBS_COMMAND(ibv_cmd_alloc_pd)
-UVERBS_COMMAND(ibv_cmd_attach_mcast)
-UVERBS_COMMAND(ibv_cmd_close_xrcd)
-UVERBS_COMMAND(ibv_cmd_create_ah)
-UVERBS_COMMAND(ibv_cmd_create_counters)
-UVERBS_COMMAND(ibv_cmd_create_cq)
-UVERBS_COMMAND(ibv_cmd_create_cq_ex)
-UVERBS_COMMAND(ibv_cmd_create_flow)
-UVERBS_COMMAND(ibv_cmd_create_flow_action_esp)
-UVERBS_COMMAND(ibv_cmd_create_qp)
-UVERBS_COMMAND(ibv_cmd_create_qp_ex)
-UVERBS_COMMAND(ibv_cmd_create_qp_ex2)
-UVERBS_COMMAND(ibv_cmd_create_rwq_ind_table)
-UVERBS_COMMAND(ibv_cmd_create_srq)
-UVERBS_COMMAND(ibv_cmd_create_srq_ex)
-UVERBS_COMMAND(ibv_cmd_create_wq)
-UVERBS_COMMAND(ibv_cmd_dealloc_mw)
-UVERBS_COMMAND(ibv_cmd_dealloc_pd)
-UVERBS_COMMAND(ibv_cmd_dereg_mr)
-UVERBS_COMMAND(ibv_cmd_destroy_ah)
-UVERBS_COMMAND(ibv_cmd_destroy_counters)
-UVERBS_COMMAND(ibv_cmd_destroy_cq)
-UVERBS_COMMAND(ibv_cmd_destroy_flow)
-UVERBS_COMMAND(ibv_cmd_destroy_flow_action)
-UVERBS_COMMAND(ibv_cmd_destroy_qp)
-UVERBS_COMMAND(ibv_cmd_destroy_rwq_ind_table)
-UVERBS_COMMAND(ibv_cmd_destroy_srq)
-UVERBS_COMMAND(ibv_cmd_destroy_wq)
-UVERBS_COMMAND(ibv_cmd_detach_mcast)
-UVERBS_COMMAND(ibv_cmd_free_dm)
-UVERBS_COMMAND(ibv_cmd_get_context)
-UVERBS_COMMAND(ibv_cmd_modify_cq)
-UVERBS_COMMAND(ibv_cmd_modify_flow_action_esp)
-UVERBS_COMMAND(ibv_cmd_modify_qp)
-UVERBS_COMMAND(ibv_cmd_modify_qp_ex)
-UVERBS_COMMAND(ibv_cmd_modify_srq)
-UVERBS_COMMAND(ibv_cmd_modify_wq)
-UVERBS_COMMAND(ibv_cmd_open_qp)
-UVERBS_COMMAND(ibv_cmd_open_xrcd)
-UVERBS_COMMAND(ibv_cmd_poll_cq)
-UVERBS_COMMAND(ibv_cmd_post_recv)
-UVERBS_COMMAND(ibv_cmd_post_send)
-UVERBS_COMMAND(ibv_cmd_post_srq_recv)
-UVERBS_COMMAND(ibv_cmd_query_context)
-UVERBS_COMMAND(ibv_cmd_query_device_any)
-UVERBS_COMMAND(ibv_cmd_query_mr)
-UVERBS_COMMAND(ibv_cmd_query_port)
-UVERBS_COMMAND(ibv_cmd_query_qp)
-UVERBS_COMMAND(ibv_cmd_query_srq)
-UVERBS_COMMAND(ibv_cmd_read_counters)
-UVERBS_COMMAND(ibv_cmd_reg_dm_mr)
-UVERBS_COMMAND(ibv_cmd_reg_dmabuf_mr)
-UVERBS_COMMAND(ibv_cmd_reg_mr)
-UVERBS_COMMAND(ibv_cmd_req_notify_cq)
-UVERBS_COMMAND(ibv_cmd_rereg_mr)
-UVERBS_COMMAND(ibv_cmd_resize_cq)
-UVERBS_COMMAND(execute_ioctl)
+XV_FAILS_ERRNO(ibv_cmd_advise_mr)
+XV_FAILS_ERRNO(ibv_cmd_alloc_dm)
+XV_FAILS_ERRNO(ibv_cmd_alloc_mw)
+XV_FAILS_ERRNO(ibv_cmd_alloc_pd)
+XV_FAILS_ERRNO(ibv_cmd_attach_mcast)
+XV_FAILS_ERRNO(ibv_cmd_close_xrcd)
+XV_FAILS_ERRNO(ibv_cmd_create_ah)
+XV_FAILS_ERRNO(ibv_cmd_create_counters)
+XV_FAILS_ERRNO(ibv_cmd_create_cq)
+XV_FAILS_ERRNO(ibv_cmd_create_cq_ex)
+XV_FAILS_ERRNO(ibv_cmd_create_flow)
+XV_FAILS_ERRNO(ibv_cmd_create_flow_action_esp)
+XV_FAILS_ERRNO(ibv_cmd_create_qp)
+XV_FAILS_ERRNO(ibv_cmd_create_qp_ex)
+XV_FAILS_ERRNO(ibv_cmd_create_qp_ex2)
+XV_FAILS_ERRNO(ibv_cmd_create_rwq_ind_table)
+XV_FAILS_ERRNO(ibv_cmd_create_srq)
+XV_FAILS_ERRNO(ibv_cmd_create_srq_ex)
+XV_FAILS_ERRNO(ibv_cmd_create_wq)
+XV_FAILS_ERRNO(ibv_cmd_dealloc_mw)
+XV_FAILS_ERRNO(ibv_cmd_dealloc_pd)
+XV_FAILS_ERRNO(ibv_cmd_dereg_mr)
+XV_FAILS_ERRNO(ibv_cmd_destroy_ah)
+XV_FAILS_ERRNO(ibv_cmd_destroy_counters)
+XV_FAILS_ERRNO(ibv_cmd_destroy_cq)
+XV_FAILS_ERRNO(ibv_cmd_destroy_flow)
+XV_FAILS_ERRNO(ibv_cmd_destroy_flow_action)
+XV_FAILS_ERRNO(ibv_cmd_destroy_qp)
+XV_FAILS_ERRNO(ibv_cmd_destroy_rwq_ind_table)
+XV_FAILS_ERRNO(ibv_cmd_destroy_srq)
+XV_FAILS_ERRNO(ibv_cmd_destroy_wq)
+XV_FAILS_ERRNO(ibv_cmd_detach_mcast)
+XV_FAILS_ERRNO(ibv_cmd_free_dm)
+XV_FAILS_ERRNO(ibv_cmd_get_context)
+XV_FAILS_ERRNO(ibv_cmd_modify_cq)
+XV_FAILS_ERRNO(ibv_cmd_modify_flow_action_esp)
+XV_FAILS_ERRNO(ibv_cmd_modify_qp)
+XV_FAILS_ERRNO(ibv_cmd_modify_qp_ex)
+XV_FAILS_ERRNO(ibv_cmd_modify_srq)
+XV_FAILS_ERRNO(ibv_cmd_modify_wq)
+XV_FAILS_ERRNO(ibv_cmd_open_qp)
+XV_FAILS_ERRNO(ibv_cmd_open_xrcd)
+XV_FAILS_ERRNO(ibv_cmd_poll_cq)
+XV_FAILS_ERRNO(ibv_cmd_post_recv)
+XV_FAILS_ERRNO(ibv_cmd_post_send)
+XV_FAILS_ERRNO(ibv_cmd_post_srq_recv)
+XV_FAILS_ERRNO(ibv_cmd_query_context)
+XV_FAILS_ERRNO(ibv_cmd_query_device_any)
+XV_FAILS_ERRNO(ibv_cmd_query_mr)
+XV_FAILS_ERRNO(ibv_cmd_query_port)
+XV_FAILS_ERRNO(ibv_cmd_query_qp)
+XV_FAILS_ERRNO(ibv_cmd_query_srq)
+XV_FAILS_ERRNO(ibv_cmd_read_counters)
+XV_FAILS_ERRNO(ibv_cmd_reg_dm_mr)
+XV_FAILS_ERRNO(ibv_cmd_reg_dmabuf_mr)
+XV_FAILS_ERRNO(ibv_cmd_reg_mr)
+XV_FAILS_ERRNO(ibv_cmd_req_notify_cq)
+XV_FAILS_ERRNO(ibv_cmd_rereg_mr)
+XV_FAILS_ERRNO(ibv_cmd_resize_cq)
+XV_FAILS_ERRNO(execute_ioctl)
 
 /* Set by rdma-core from the environment; read by providers on destroy. */
 bool verbs_allow_disassociate_destroy;
@@ -92,11 +84,7 @@ void verbs_register_driver_34(const void *ops)
 	(void)ops;
 }
 
-void *_verbs_init_and_alloc_context(void);
-void *_verbs_init_and_alloc_context(void)
-{
-	return xv_null(EOPNOTSUPP);
-}
+XV_FAILS_NULL(_verbs_init_and_alloc_context)
 
 struct ibv_context *verbs_open_device(struct ibv_device *device, void *private_data);
 struct ibv_context *verbs_open_device(struct ibv_device *device, void *private_data)

@@ -4,11 +4,9 @@
  * and P_Key tables, answered from libxroce's attributes of the open device.
  */
 #include <endian.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/core.h"
 #include "shim.h"

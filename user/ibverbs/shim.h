@@ -105,6 +105,31 @@ static inline void *xv_null(int err)
 	return NULL;
 }
 
+/*
+ * Definitions of entry points that exist only to fail, by the convention
+ * of the verb they stand for; NAME may carry attributes (a symbol version).
+ * The arguments are never read, so they are left undeclared.
+ */
+#define XV_FAILS_ERRNO(name) /* 0 or an errno value */                                             \
+	int name(void);                                                                            \
+	int name(void)                                                                             \
+	{                                                                                          \
+		return EOPNOTSUPP;                                                                 \
+	}
+#define XV_FAILS_NULL(name) /* an object, or NULL with errno set */                                \
+	void *name(void);                                                                          \
+	void *name(void)                                                                           \
+	{                                                                                          \
+		return xv_null(EOPNOTSUPP);                                                        \
+	}
+#define XV_FAILS_MINUS1(name) /* -1 with errno set */                                              \
+	int name(void);                                                                            \
+	int name(void)                                                                             \
+	{                                                                                          \
+		errno = EOPNOTSUPP;                                                                \
+		return -1;                                                                         \
+	}
+
 /* device.c */
 void xv_device_put(struct xv_device *dev);
 
