@@ -16,6 +16,10 @@
 # e2e_attach_both       `xroce attach` on VETH_A in NETNS_A and VETH_B in
 #                       NETNS_B, or fail.
 # e2e_stop_pid PID      stops PID (if not empty) and reaps it.
+# e2e_wait_listening PID PORT
+#                       waits (10 s at most) until PID, a server started in
+#                       NETNS_A, listens on TCP PORT; status 1 if PID exits
+#                       first or the time runs out.
 # e2e_stat NS DEV NAME  one counter of DEV's `xroce stats` in NS ($xroce).
 # e2e_show_logs [LABEL] prints $logdir/server.log and client.log indented.
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
@@ -56,6 +60,15 @@ e2e_stop_pid() {
 	[ -n "$1" ] || return 0
 	kill "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
+}
+
+e2e_wait_listening() {
+	for _ in $(seq 100); do
+		netns_exec "$NETNS_A" ss -Hltn "sport = :$2" | grep -q . && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
 }
 
 e2e_stat() {

@@ -15,22 +15,15 @@
 # run_pair SERVER_OPTS CLIENT_OPTS
 #     starts the server in A and the client in B with the options; sets
 #     server_status, client_status and the logs $logdir/{server,client}.log.
+# run_must_pass OPTS
+#     run_pair with OPTS on both sides; fails unless both exit 0 and
+#     check_output passes for OPTS's size (its second word: "-s SIZE ...").
 # check_output SIZE
 #     both sides printed the ibv_*_pingpong address lines and the summary
 #     lines with the totals of iters round trips of SIZE bytes.
 # check_counters RUN FRAMES COUNTER...
 #     on both ends, engine_tx_frames and engine_rx_frames are FRAMES (not
 #     checked when FRAMES is -) and every COUNTER is 0, or fail naming RUN.
-
-# The server listens on PINGPONG_PORT once it has its QP (at most 10 s).
-pingpong_wait_listening() {
-	for _ in $(seq 100); do
-		netns_exec "$NETNS_A" ss -Hltn "sport = :$PINGPONG_PORT" | grep -q . && return 0
-		kill -0 "$server_pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
 
 run_pair() {
 	local server_opts=$1 client_opts=$2 common
@@ -40,7 +33,7 @@ run_pair() {
 		-g "${PINGPONG_GID_A:-1}" $common $server_opts >"$logdir/server.log" 2>&1 &
 	server_pid=$!
 	client_status=0
-	if [ -n "${PINGPONG_PORT:-}" ] && ! pingpong_wait_listening; then
+	if [ -n "${PINGPONG_PORT:-}" ] && ! e2e_wait_listening "$server_pid" "$PINGPONG_PORT"; then
 		echo "(the server never listened on port $PINGPONG_PORT)" >"$logdir/client.log"
 		client_status=1
 	else
@@ -52,6 +45,17 @@ run_pair() {
 	server_status=0
 	wait "$server_pid" || server_status=$?
 	server_pid=""
+}
+
+run_must_pass() {
+	local size
+	size=$(awk '{ print $2 }' <<<"$1")
+	run_pair "$1" "$1"
+	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] || ! check_output "$size"; then
+		e2e_show_logs
+		fail "$pingpong $1: server exit $server_status, client exit $client_status (124 = timed out)"
+	fi
+	echo "ok   $pingpong $1: $(grep 'usec/iter' "$logdir/client.log")"
 }
 
 check_output() {

@@ -1,42 +1,28 @@
 #!/usr/bin/env bash
-# Debian's unmodified ibv_rc_pingpong under xroce-run between two
-# namespaces: the server on xroce_VETH_A, the client on xroce_VETH_B with
-# the server's address, at the GID index of the IPv4-mapped GID as
-# ibv_devinfo -v shows it. SENDs of 1 B, 4 KiB and 64 KiB (multi-packet),
-# 100 round trips each, every run with --chk (each side checks the bytes
-# it received), polling and sleeping on completion events (-e). Then a
-# 4 KiB SEND into 1 KiB receive buffers must fail on both sides with an
-# error completion, not pass or hang.
+# Debian's unmodified ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong
+# under xroce-run between two namespaces: the server on xroce_VETH_A, the
+# client on xroce_VETH_B with the server's address, at the GID index of the
+# IPv4-mapped GID as ibv_devinfo -v shows it. 100 round trips per run, every
+# run with --chk (each side checks the bytes it received), polling and
+# sleeping on completion events (-e):
+#   - RC and UC: SENDs of 1 B, 4 KiB and 64 KiB (multi-packet);
+#   - UD: datagrams of 1 B and 1024 B (the port MTU), each side sending
+#     through an address handle (ibv_create_ah) made from the GID the other
+#     side sent over TCP.
+# Then a 4 KiB RC SEND into 1 KiB receive buffers must fail on both sides
+# with an error completion, not pass or hang.
 # Needs root. Env: BUILD (build dir, default build).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
-run=$BUILD/xroce-run
 iters=100
 port=18515
 
-# shellcheck source=tests/e2e/e2e_common.sh
-source tests/e2e/e2e_common.sh
-e2e_init test_ibverbs_pingpong "$run" "$BUILD/ibverbs/libibverbs.so.1" "$BUILD/xroce"
-command -v ibv_rc_pingpong >/dev/null || fail "ibv_rc_pingpong is missing (ibverbs-utils)"
-
-netns_pair ivp "$(e2e_subnet)" || fail "could not create the namespaces"
-e2e_attach_both
-
-# The index of NS's IPv4-mapped GID of ADDR, from ibv_devinfo -v on xroce_DEV.
-v4_gid_index() {
-	local ns=$1 dev=$2 addr=$3 gid
-	# shellcheck disable=SC2086 # the address's four numbers
-	gid=$(printf '::ffff:%d.%d.%d.%d' ${addr//./ })
-	netns_exec "$ns" timeout 30 "$run" ibv_devinfo -v -d "xroce_$dev" |
-		sed -nE "s/^[[:space:]]+GID\[ *([0-9]+)\]:[[:space:]]+$gid, RoCE v2$/\1/p"
-}
-gid_a=$(v4_gid_index "$NETNS_A" "$VETH_A" "$ADDR_A")
-gid_b=$(v4_gid_index "$NETNS_B" "$VETH_B" "$ADDR_B")
-[ -n "$gid_a" ] && [ -n "$gid_b" ] || fail "no IPv4-mapped GID in ibv_devinfo -v (A '$gid_a', B '$gid_b')"
+# shellcheck source=tests/ibverbs/ibverbs_common.sh
+source tests/ibverbs/ibverbs_common.sh
+ibverbs_setup test_ibverbs_pingpong ivp ibverbs-utils ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong
 echo "ok   IPv4-mapped GIDs at index $gid_a (A) and $gid_b (B)"
 
-pingpong=ibv_rc_pingpong
 PINGPONG_RUN=$run
 PINGPONG_DEV_A=xroce_$VETH_A PINGPONG_DEV_B=xroce_$VETH_B
 PINGPONG_GID_A=$gid_a PINGPONG_GID_B=$gid_b
@@ -46,17 +32,25 @@ PINGPONG_GID_RE="::ffff:[0-9.]+"
 # shellcheck source=tests/e2e/pingpong_common.sh
 source tests/e2e/pingpong_common.sh
 
-for opts in "-s 1 --chk" "-s 4096 --chk" "-s 65536 --chk" "-s 1 -e --chk" "-s 4096 -e --chk" \
-	"-s 65536 -e --chk"; do
-	size=$(awk '{ print $2 }' <<<"$opts")
-	run_pair "$opts" "$opts"
-	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] || ! check_output "$size"; then
-		e2e_show_logs
-		fail "$opts: server exit $server_status, client exit $client_status (124 = timed out)"
-	fi
-	echo "ok   $opts: $(grep 'usec/iter' "$logdir/client.log")"
-done
+# TOOL OPTS...: one run of each OPTS, each must pass with the right totals.
+pingpong_runs() {
+	local opts
+	pingpong=$1
+	shift
+	for opts in "$@"; do
+		run_must_pass "$opts"
+	done
+}
 
+for tool in ibv_rc_pingpong ibv_uc_pingpong; do
+	pingpong_runs "$tool" "-s 1 --chk" "-s 4096 --chk" "-s 65536 --chk" "-s 1 -e --chk" \
+		"-s 4096 -e --chk" "-s 65536 -e --chk"
+done
+PINGPONG_LOCAL_GID_SEP=": "
+pingpong_runs ibv_ud_pingpong "-s 1 --chk" "-s 1024 --chk" "-s 1 -e --chk" "-s 1024 -e --chk"
+PINGPONG_LOCAL_GID_SEP=", "
+
+pingpong=ibv_rc_pingpong
 run_pair "-s 1024" "-s 4096"
 if [ "$server_status" -eq 0 ] || [ "$client_status" -eq 0 ] ||
 	[ "$server_status" -eq 124 ] || [ "$client_status" -eq 124 ] ||

@@ -143,17 +143,25 @@ void xv_ah_attr_from_xr(const struct xr_ah_attr *in, struct ibv_ah_attr *out)
 	out->port_num = in->port_num;
 }
 
+/* The completion fields both structures have, of one meaning and width. */
+#define WC_SCALARS(copy)                                                                           \
+	copy(wr_id) copy(vendor_err) copy(byte_len) copy(imm_data) copy(qp_num) copy(src_qp)       \
+	    copy(wc_flags)
+#define COPY(field) out->field = in->field;
+
 void xv_wc_from_xr(const struct xr_wc *in, struct ibv_wc *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->wr_id = in->wr_id;
+	WC_SCALARS(COPY)
 	out->status = (enum ibv_wc_status)in->status;
-	out->vendor_err = in->vendor_err;
-	out->byte_len = in->byte_len;
-	out->imm_data = in->imm_data;
-	out->qp_num = in->qp_num;
-	out->src_qp = in->src_qp;
-	out->wc_flags = in->wc_flags;
 	/* Only ibv_wr_opcode work requests reach libxroce from here: their completions agree. */
 	out->opcode = (enum ibv_wc_opcode)in->opcode;
+}
+
+void xv_wc_to_xr(const struct ibv_wc *in, struct xr_wc *out)
+{
+	memset(out, 0, sizeof(*out));
+	WC_SCALARS(COPY)
+	out->status = (enum xr_wc_status)in->status;
+	out->opcode = (enum xr_wc_opcode)in->opcode;
 }

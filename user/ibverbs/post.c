@@ -14,7 +14,8 @@
 /* libibverbs' ibv_send_flags that libxroce has, with their values. */
 #define XV_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
-static int send_wr_to_xr(const struct ibv_send_wr *in, struct xr_send_wr *out)
+static int send_wr_to_xr(enum ibv_qp_type qp_type, const struct ibv_send_wr *in,
+			 struct xr_send_wr *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (in->send_flags & ~(unsigned int)XV_SEND_FLAGS)
@@ -23,6 +24,18 @@ static int send_wr_to_xr(const struct ibv_send_wr *in, struct xr_send_wr *out)
 	out->sg_list = (struct xr_sge *)in->sg_list;
 	out->num_sge = in->num_sge;
 	out->send_flags = in->send_flags;
+	out->opcode = (enum xr_wr_opcode)in->opcode;
+	/* The union of immediate data and the key to invalidate is copied whole. */
+	out->imm_data = in->imm_data;
+	if (qp_type == IBV_QPT_UD) {
+		/* libxroce refuses what a datagram cannot carry; an AH names the peer. */
+		if (!in->wr.ud.ah)
+			return EINVAL;
+		out->wr.ud.ah = xv_ah(in->wr.ud.ah)->xr;
+		out->wr.ud.remote_qpn = in->wr.ud.remote_qpn;
+		out->wr.ud.remote_qkey = in->wr.ud.remote_qkey;
+		return 0;
+	}
 	switch (in->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -46,9 +59,6 @@ static int send_wr_to_xr(const struct ibv_send_wr *in, struct xr_send_wr *out)
 		/* Memory windows, TSO, atomic write: not reachable through this library. */
 		return EOPNOTSUPP;
 	}
-	out->opcode = (enum xr_wr_opcode)in->opcode;
-	/* The union of immediate data and the key to invalidate is copied whole. */
-	out->imm_data = in->imm_data;
 	return 0;
 }
 
@@ -59,14 +69,10 @@ int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 	struct xr_send_wr *xbad;
 	int n, err = 0, bad_conv;
 
-	if (qp->qp_type == IBV_QPT_UD) {
-		*bad_wr = wr;
-		return EOPNOTSUPP;
-	}
 	while (wr) {
 		bad_conv = 0;
 		for (n = 0; wr && n < XV_POST_BATCH; n++, wr = wr->next) {
-			err = send_wr_to_xr(wr, &batch[n]);
+			err = send_wr_to_xr(qp->qp_type, wr, &batch[n]);
 			if (err) {
 				bad_conv = 1;
 				break;

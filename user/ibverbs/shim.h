@@ -73,6 +73,11 @@ struct xv_qp {
 	struct xr_qp *xr;
 };
 
+struct xv_ah {
+	struct ibv_ah ibv;
+	struct xr_ah *xr;
+};
+
 static inline struct xv_context *xv_ctx(struct ibv_context *context)
 {
 	return xv_container(context, struct xv_context, vctx.context);
@@ -91,6 +96,11 @@ static inline struct xv_cq *xv_cq(struct ibv_cq *cq)
 static inline struct xv_qp *xv_qp(struct ibv_qp *qp)
 {
 	return xv_container(qp, struct xv_qp, ibv);
+}
+
+static inline struct xv_ah *xv_ah(struct ibv_ah *ah)
+{
+	return xv_container(ah, struct xv_ah, ibv);
 }
 
 /* libxroce's -errno as libibverbs' positive errno value. */
@@ -154,5 +164,6 @@ int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 void xv_ah_attr_to_xr(const struct ibv_ah_attr *in, struct xr_ah_attr *out);
 void xv_ah_attr_from_xr(const struct xr_ah_attr *in, struct ibv_ah_attr *out);
 void xv_wc_from_xr(const struct xr_wc *in, struct ibv_wc *out);
+void xv_wc_to_xr(const struct ibv_wc *in, struct xr_wc *out);
 
 #endif /* XROCE_IBVERBS_SHIM_H */

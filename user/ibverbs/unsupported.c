@@ -30,33 +30,6 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 	return EOPNOTSUPP;
 }
 
-struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
-{
-	(void)pd, (void)attr;
-	return xv_null(EOPNOTSUPP);
-}
-
-int ibv_destroy_ah(struct ibv_ah *ah)
-{
-	(void)ah;
-	return EOPNOTSUPP;
-}
-
-int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
-			struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
-{
-	(void)context, (void)port_num, (void)wc, (void)grh, (void)ah_attr;
-	errno = EOPNOTSUPP;
-	return -1;
-}
-
-struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
-				     uint8_t port_num)
-{
-	(void)pd, (void)wc, (void)grh, (void)port_num;
-	return xv_null(EOPNOTSUPP);
-}
-
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	(void)qp, (void)gid, (void)lid;
