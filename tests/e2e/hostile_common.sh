@@ -23,8 +23,12 @@
 #                       a field of QP QPN in SIDE's `xroce qps --json`
 #                       (empty when the QP is not listed).
 # capture_start NAME NS DEV FILTER
-#                       tcpdump on DEV in NS into $logdir/NAME.pcap, packet
-#                       buffered; returns once it listens, else fails.
+#                       tcpdump on DEV in NS into $logdir/NAME.pcap, each
+#                       frame handed over and written at once (without
+#                       --immediate-mode the kernel holds frames up to a
+#                       second in a block that stopping tcpdump discards:
+#                       the last case's frames went missing); returns once
+#                       it listens, else fails.
 # capture_stop_all      stops every capture and fails unless none dropped a
 #                       frame.
 # capture_count NAME FILTER
@@ -102,7 +106,7 @@ for qp in json.load(sys.stdin)["qps"]:
 
 capture_start() {
 	local name=$1 ns=$2 dev=$3 filter=$4 pid
-	nsenter --net="/var/run/netns/$ns" tcpdump -i "$dev" -n -U -s 128 -B 8192 \
+	nsenter --net="/var/run/netns/$ns" tcpdump --immediate-mode -i "$dev" -n -U -s 128 -B 8192 \
 		-w "$logdir/$name.pcap" "$filter" 2>"$logdir/$name.tcpdump" &
 	pid=$!
 	CAPTURE_PIDS+=("$pid")
