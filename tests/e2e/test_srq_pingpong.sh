@@ -75,11 +75,7 @@ for run in "" "-q 16 -r 16 --chk" "-q 16 -r 17 -s 65536 --chk" "-q 1 -r 1 -s 1 -
 	size=4096 qps=16
 	[[ $run =~ -s\ ([0-9]+) ]] && size=${BASH_REMATCH[1]}
 	[[ $run =~ -q\ ([0-9]+) ]] && qps=${BASH_REMATCH[1]}
-	run_pair "$run" "$run"
-	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] || ! check_output "$size"; then
-		e2e_show_logs
-		fail "'$run': server exit $server_status, client exit $client_status"
-	fi
+	run_must_pass "$size" "$run"
 	check_qps "$run" "$qps"
 	if [[ $run == *"-g 0"* ]]; then
 		grep -q "^  remote address: .*GID fe80::" "$logdir/client.log" ||

@@ -52,11 +52,7 @@ for run in "" "-s 1" "-s 1 --chk" "-s 1024 --chk" "-s 4096 --chk" "-s 65536 --ch
 	"-s 4096 -e --chk" "-s 65536 -e --chk" "-g 0 -s 65536 --chk"; do
 	size=4096
 	[[ $run =~ -s\ ([0-9]+) ]] && size=${BASH_REMATCH[1]}
-	run_pair "$run" "$run"
-	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] || ! check_output "$size"; then
-		e2e_show_logs
-		fail "'$run': server exit $server_status, client exit $client_status"
-	fi
+	run_must_pass "$size" "$run"
 	if [[ $run == *"-g 0"* ]]; then
 		grep -q "^  remote address: .*GID fe80::" "$logdir/client.log" ||
 			fail "'$run': the client did not use the server's link-local GID"

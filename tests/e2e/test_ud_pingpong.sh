@@ -54,11 +54,7 @@ for run in "" "-s 1" "-s 3 --chk" "-s 1023 --chk" "-s 1024 --chk" "-s 512 -e" "-
 	"-s 1024 -e --chk" "-g 0 -s 1024 --chk"; do
 	size=1024
 	[[ $run =~ -s\ ([0-9]+) ]] && size=${BASH_REMATCH[1]}
-	run_pair "$run" "$run"
-	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] || ! check_output "$size"; then
-		e2e_show_logs
-		fail "'$run': server exit $server_status, client exit $client_status"
-	fi
+	run_must_pass "$size" "$run"
 	if [[ $run == *"-g 0"* ]]; then
 		grep -q "^  remote address: .*GID fe80::" "$logdir/client.log" ||
 			fail "'$run': the client did not use the server's link-local GID"
@@ -121,11 +117,7 @@ grep -h "completion failed\|was waiting" "$logdir/server.log" "$logdir/client.lo
 for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 	ip -n "${end%%:*}" link set "${end#*:}" mtu 3000 || fail "could not set ${end#*:}'s MTU to 3000"
 done
-run_pair "-s 2048 --chk" "-s 2048 --chk"
-if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] || ! check_output 2048; then
-	e2e_show_logs
-	fail "MTU 3000, -s 2048 --chk: server exit $server_status, client exit $client_status"
-fi
+run_must_pass 2048 "-s 2048 --chk"
 check_frames "MTU 3000, -s 2048 --chk"
 status=0
 netns_exec "$NETNS_A" timeout 30 "$pingpong" -d "$VETH_A" -g 1 -s 2049 >"$logdir/server.log" 2>&1 ||

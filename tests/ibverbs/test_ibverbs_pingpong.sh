@@ -32,13 +32,14 @@ PINGPONG_GID_RE="::ffff:[0-9.]+"
 # shellcheck source=tests/e2e/pingpong_common.sh
 source tests/e2e/pingpong_common.sh
 
-# TOOL OPTS...: one run of each OPTS, each must pass with the right totals.
+# TOOL OPTS...: one run of each OPTS ("-s SIZE ..."), each must pass with the right totals.
 pingpong_runs() {
 	local opts
 	pingpong=$1
 	shift
 	for opts in "$@"; do
-		run_must_pass "$opts"
+		run_must_pass "$(awk '{ print $2 }' <<<"$opts")" "$opts"
+		echo "ok   $pingpong $opts: $(grep 'usec/iter' "$logdir/client.log")"
 	done
 }
 

@@ -147,12 +147,12 @@ void xv_ah_attr_from_xr(const struct xr_ah_attr *in, struct ibv_ah_attr *out)
 #define WC_SCALARS(copy)                                                                           \
 	copy(wr_id) copy(vendor_err) copy(byte_len) copy(imm_data) copy(qp_num) copy(src_qp)       \
 	    copy(wc_flags)
-#define COPY(field) out->field = in->field;
+#define COPY_FIELD(field) out->field = in->field;
 
 void xv_wc_from_xr(const struct xr_wc *in, struct ibv_wc *out)
 {
 	memset(out, 0, sizeof(*out));
-	WC_SCALARS(COPY)
+	WC_SCALARS(COPY_FIELD)
 	out->status = (enum ibv_wc_status)in->status;
 	/* Only ibv_wr_opcode work requests reach libxroce from here: their completions agree. */
 	out->opcode = (enum ibv_wc_opcode)in->opcode;
@@ -161,7 +161,7 @@ void xv_wc_from_xr(const struct xr_wc *in, struct ibv_wc *out)
 void xv_wc_to_xr(const struct ibv_wc *in, struct xr_wc *out)
 {
 	memset(out, 0, sizeof(*out));
-	WC_SCALARS(COPY)
+	WC_SCALARS(COPY_FIELD)
 	out->status = (enum xr_wc_status)in->status;
 	out->opcode = (enum xr_wc_opcode)in->opcode;
 }
