@@ -715,6 +715,13 @@ struct xr_recv_wr {
 
 /* On error *bad_wr points at the first work request that was not posted. */
 int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr);
+/*
+ * As xr_post_send, but the whole chain or none of it (ibv_wr_complete's
+ * contract): every WR is checked, and room for all of them, before any is
+ * posted. On error *bad_wr is the WR refused, or the first when the send
+ * queue has no room for the chain (-ENOMEM). (XROCE_0.4)
+ */
+int xr_post_send_all_or_none(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr);
 int xr_post_recv(struct xr_qp *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr);
 
 /* ---- ports, and resizing CQs (XROCE_0.3) -------------------------------- */

@@ -503,6 +503,20 @@ static void test_modify_qp(void)
 		rc = h_post_recv(&p, RECEIVER, (uint64_t)i, &rs, 1);
 		CHECK(rc == (i < 4 ? 0 : -ENOMEM), "post_recv %d into a 4-deep RQ: %d", i, rc);
 	}
+	/* All or none (ibv_wr_complete): no room for 6, or a bad third WR, posts nothing. */
+	bad = NULL;
+	rc = xr_core_post_send_all_or_none(qp, &wr[0], &bad);
+	CHECK(rc == -ENOMEM && bad == &wr[0],
+	      "6 WRs all-or-none into a 4-deep SQ: %d, bad_wr is wr %ld", rc,
+	      bad ? (long)(bad - wr) : -1L);
+	wr[2].num_sge = -1;
+	rc = xr_core_post_send_all_or_none(qp, &wr[0], &bad);
+	CHECK(rc == -EINVAL && bad == &wr[2],
+	      "all-or-none with a bad third WR: %d, bad_wr is wr %ld", rc,
+	      bad ? (long)(bad - wr) : -1L);
+	wr[2].num_sge = 1;
+	CHECK(qp->sq_head == qp->sq_tail, "all-or-none refusals posted %u WRs",
+	      qp->sq_head - qp->sq_tail);
 	bad = NULL;
 	rc = xr_core_post_send(qp, &wr[0], &bad);
 	CHECK(rc == -ENOMEM && bad == &wr[4], "6 WRs into a 4-deep SQ: %d, bad_wr is wr %ld", rc,

@@ -40,8 +40,8 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 }
 
 /* One completion vector: comp_vector is checked and otherwise has no effect. */
-struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-			     struct ibv_comp_channel *channel, int comp_vector)
+struct xv_cq *xv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			   struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct xv_cq *cq;
 	int err;
@@ -66,7 +66,15 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 	pthread_cond_init(&cq->ibv.cond, NULL);
 	if (channel)
 		channel->refcnt++;
-	return &cq->ibv;
+	return cq;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct xv_cq *cq = xv_create_cq(context, cqe, cq_context, channel, comp_vector);
+
+	return cq ? &cq->ibv : NULL;
 }
 
 int ibv_resize_cq(struct ibv_cq *cq, int cqe)
@@ -92,21 +100,20 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 		channel->refcnt--;
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
+	xv_free_read_ahead(xv_cq(cq)->read_ahead);
 	free(xv_cq(cq));
 	return 0;
 }
 
-int xv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+int xv_poll_xr_cq(struct xr_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct xr_wc batch[XV_POLL_BATCH];
 	int done = 0, want, n;
 
-	if (num_entries < 0)
-		return -EINVAL;
 	/* An empty poll still runs the engine: num_entries 0 included. */
 	do {
 		want = num_entries - done < XV_POLL_BATCH ? num_entries - done : XV_POLL_BATCH;
-		n = xr_poll_cq(xv_cq(cq)->xr, want, batch);
+		n = xr_poll_cq(cq, want, batch);
 		if (n < 0)
 			return done ? done : n;
 		for (int i = 0; i < n; i++)
@@ -114,6 +121,15 @@ int xv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		done += n;
 	} while (n == want && done < num_entries);
 	return done;
+}
+
+int xv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+	if (num_entries < 0)
+		return -EINVAL;
+	if (xv_cq(cq)->read_ahead)
+		return xv_poll_read_ahead(xv_cq(cq), num_entries, wc);
+	return xv_poll_xr_cq(xv_cq(cq)->xr, num_entries, wc);
 }
 
 int xv_req_notify_cq(struct ibv_cq *cq, int solicited_only)

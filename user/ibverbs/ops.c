@@ -17,6 +17,8 @@ void xv_set_ops(struct xv_context *ctx)
 	ops->post_send = xv_post_send;
 	ops->post_recv = xv_post_recv;
 
+	ctx->vctx.create_cq_ex = xv_create_cq_ex;
+	ctx->vctx.create_qp_ex = xv_create_qp_ex;
 	ctx->vctx.query_port = xv_query_port;
 	ctx->vctx.query_device_ex = xv_query_device_ex;
 	ctx->vctx.sz = sizeof(ctx->vctx);

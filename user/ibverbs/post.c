@@ -11,9 +11,6 @@
 
 #define XV_POST_BATCH 16
 
-/* libibverbs' ibv_send_flags that libxroce has, with their values. */
-#define XV_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
-
 static int send_wr_to_xr(enum ibv_qp_type qp_type, const struct ibv_send_wr *in,
 			 struct xr_send_wr *out)
 {

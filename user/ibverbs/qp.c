@@ -8,7 +8,7 @@
 /* The attribute mask bits libxroce knows; they have ibv_qp_attr_mask's values. */
 #define XV_QP_ATTR_MASK ((1 << 21) - 1)
 
-struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
+struct xv_qp *xv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
 {
 	struct xr_qp_init_attr xa = {0};
 	struct xv_qp *qp;
@@ -55,7 +55,14 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init_at
 	qp->ibv.qp_type = init_attr->qp_type;
 	pthread_mutex_init(&qp->ibv.mutex, NULL);
 	pthread_cond_init(&qp->ibv.cond, NULL);
-	return &qp->ibv;
+	return qp;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
+{
+	struct xv_qp *qp = xv_create_qp(pd, init_attr);
+
+	return qp ? &qp->ibv : NULL;
 }
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
@@ -165,6 +172,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		return xv_errno(err);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
+	xv_free_wr_batch(xv_qp(qp)->wr_batch);
 	free(xv_qp(qp));
 	return 0;
 }
@@ -172,6 +180,5 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 /* Only QPs made by ibv_create_qp_ex have the extended work-request interface. */
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	(void)qp;
-	return xv_null(EOPNOTSUPP);
+	return xv_qp(qp)->wr_batch ? &xv_qp(qp)->ex : xv_null(EOPNOTSUPP);
 }

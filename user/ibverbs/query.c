@@ -121,6 +121,8 @@ int xv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port
 	full.active_speed = a.active_speed;
 	full.phys_state = a.phys_state;
 	full.link_layer = a.link_layer;
+	/* Every RoCE packet carries a GRH: the kernel reports this for RoCE ports. */
+	full.flags = IBV_QPF_GRH_REQUIRED;
 	memcpy(attr, &full, attr_len < sizeof(full) ? attr_len : sizeof(full));
 	return 0;
 }

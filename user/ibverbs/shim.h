@@ -61,16 +61,35 @@ struct xv_comp_channel {
 	struct xr_comp_channel *xr;
 };
 
-/* xr->cq_context points back here: xr_get_cq_event's answer finds its ibv_cq. */
+/*
+ * xr->cq_context points back here: xr_get_cq_event's answer finds its ibv_cq.
+ * ibv_create_cq_ex's CQs are an ibv_cq_ex, which begins as an ibv_cq does.
+ */
 struct xv_cq {
-	struct ibv_cq ibv;
+	union {
+		struct ibv_cq ibv;
+		struct ibv_cq_ex ex;
+	};
 	struct xr_cq *xr;
+	struct xv_cq_read_ahead *read_ahead; /* ibv_create_cq_ex's CQs only */
 };
 
-/* xr->qp_context points back here, for asynchronous events. */
+_Static_assert(offsetof(struct ibv_cq_ex, async_events_completed) ==
+		   offsetof(struct ibv_cq, async_events_completed),
+	       "ibv_cq_ex_to_cq casts an ibv_cq_ex to the ibv_cq it begins with");
+
+/*
+ * xr->qp_context points back here, for asynchronous events. ibv_create_qp_ex's
+ * QPs are an ibv_qp_ex, which begins with its ibv_qp, and have the ibv_wr_*
+ * interface.
+ */
 struct xv_qp {
-	struct ibv_qp ibv;
+	union {
+		struct ibv_qp ibv;
+		struct ibv_qp_ex ex;
+	};
 	struct xr_qp *xr;
+	struct xv_wr_batch *wr_batch; /* ibv_create_qp_ex's QPs only */
 };
 
 struct xv_ah {
@@ -153,8 +172,27 @@ int xv_query_device_ex(struct ibv_context *context, const struct ibv_query_devic
 		       struct ibv_device_attr_ex *attr, size_t attr_size);
 
 /* cq.c */
+struct xv_cq *xv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			   struct ibv_comp_channel *channel, int comp_vector);
 int xv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+/* What xv_poll_cq does for a CQ without read-ahead completions. */
+int xv_poll_xr_cq(struct xr_cq *cq, int num_entries, struct ibv_wc *wc);
 int xv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* cq_ex.c */
+struct ibv_cq_ex *xv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+int xv_poll_read_ahead(struct xv_cq *cq, int num_entries, struct ibv_wc *wc);
+void xv_free_read_ahead(struct xv_cq_read_ahead *read_ahead);
+
+/* qp.c */
+struct xv_qp *xv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr);
+
+/* qp_ex.c */
+struct ibv_qp *xv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+void xv_free_wr_batch(struct xv_wr_batch *batch);
+
+/* libibverbs' ibv_send_flags that libxroce has, with their values. */
+#define XV_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
 /* post.c */
 int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

@@ -594,8 +594,10 @@ int xr_destroy_qp(struct xr_qp *qp)
 	return err ? fail(err) : 0;
 }
 
-int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr)
+static int post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr,
+		     bool all_or_none)
 {
+	struct xr_send_wr *bad = NULL;
 	struct xr_device *dev;
 	int err;
 
@@ -606,7 +608,10 @@ int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **ba
 	}
 	dev = qp->device;
 	pthread_mutex_lock(&dev->lock);
-	err = xr_core_post_send(qp_impl(qp), wr, bad_wr);
+	err = all_or_none ? xr_core_post_send_all_or_none(qp_impl(qp), wr, &bad)
+			  : xr_core_post_send(qp_impl(qp), wr, &bad);
+	if (bad_wr)
+		*bad_wr = bad;
 	if (xr_now_ns() < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED)) {
 		/* The application drives the engine: transmit now, on this thread. */
 		uint64_t deadline;
@@ -616,6 +621,16 @@ int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **ba
 	xr_unlock_and_notify(dev);
 	xr_engine_kick(dev);
 	return err ? fail(err) : 0;
+}
+
+int xr_post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr)
+{
+	return post_send(qp, wr, bad_wr, false);
+}
+
+int xr_post_send_all_or_none(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr)
+{
+	return post_send(qp, wr, bad_wr, true);
 }
 
 int xr_post_recv(struct xr_qp *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr)

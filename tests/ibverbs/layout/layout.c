@@ -47,6 +47,15 @@ ABI(sizeof(struct ibv_port_attr), 52);
 ABI(sizeof(struct ibv_device), 664);
 ABI(sizeof(struct ibv_qp_attr), 144);
 ABI(sizeof(struct ibv_device_attr), 232);
+ABI(offsetof(struct ibv_cq_ex, status), 132);
+ABI(offsetof(struct ibv_cq_ex, start_poll), 144);
+ABI(offsetof(struct ibv_cq_ex, read_opcode), 168);
+ABI(offsetof(struct ibv_cq_ex, read_dlid_path_bits), 240);
+ABI(offsetof(struct ibv_qp_ex, wr_id), 168);
+ABI(offsetof(struct ibv_qp_ex, wr_flags), 176);
+ABI(offsetof(struct ibv_qp_ex, wr_send), 240);
+ABI(offsetof(struct ibv_qp_ex, wr_start), 320);
+ABI(offsetof(struct ibv_qp_ex, wr_complete), 328);
 #endif
 
 #define CHECK_PROGRAM "layout"
@@ -78,6 +87,7 @@ int main(int argc, char **argv)
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cq_ex;
 	struct ibv_qp *qp;
 	static char buf[4096];
 	int n, ret;
@@ -161,9 +171,14 @@ int main(int argc, char **argv)
 	bad_swr = NULL;
 	CHECK(ibv_post_send(qp, &swr, &bad_swr) == EOPNOTSUPP && bad_swr == &swr,
 	      "TSO is not EOPNOTSUPP");
-	CHECK(!ibv_create_cq_ex(ctx, &(struct ibv_cq_init_attr_ex){.cqe = 4}) &&
-		  errno == EOPNOTSUPP,
-	      "ibv_create_cq_ex is not EOPNOTSUPP");
+	/* An extended CQ is an ibv_cq at its start, with its poll functions set. */
+	cq_ex = ibv_create_cq_ex(ctx, &(struct ibv_cq_init_attr_ex){.cqe = 4});
+	CHECK(cq_ex && ibv_cq_ex_to_cq(cq_ex)->context == ctx && cq_ex->cqe >= 4 &&
+		  cq_ex->start_poll && cq_ex->next_poll && cq_ex->end_poll && cq_ex->read_opcode,
+	      "ibv_create_cq_ex's object");
+	CHECK(ibv_start_poll(cq_ex, &(struct ibv_poll_cq_attr){0}) == ENOENT,
+	      "ibv_start_poll on an empty CQ is not ENOENT");
+	CHECK(!ibv_destroy_cq(ibv_cq_ex_to_cq(cq_ex)), "ibv_destroy_cq of an extended CQ");
 
 	/* Into ERR: the posted receive is flushed to the CQ with its wr_id. */
 	qa.qp_state = IBV_QPS_ERR;

@@ -674,6 +674,9 @@ int xr_core_modify_qp(struct xr_qp_impl *qp, const struct xr_qp_attr *attr, int 
 		      const uint8_t *dmac);
 int xr_core_query_qp(struct xr_qp_impl *qp, struct xr_qp_attr *attr, struct xr_qp_init_attr *init);
 int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_send_wr **bad);
+/* The whole chain or nothing of it: *bad is the WR that stopped it (the first for room). */
+int xr_core_post_send_all_or_none(struct xr_qp_impl *qp, struct xr_send_wr *wr,
+				  struct xr_send_wr **bad);
 /* xr_bind_mw: a type 1 bind in qp's send queue; mw->rkey is the new rkey on success. */
 int xr_core_bind_mw(struct xr_qp_impl *qp, struct xr_mw *mw, const struct xr_mw_bind *bind);
 int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad);

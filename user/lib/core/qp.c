@@ -699,13 +699,42 @@ static int validate_send_wr(struct xr_qp_impl *qp, const struct xr_send_wr *wr)
 	return 0;
 }
 
-int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_send_wr **bad)
+static bool qp_can_post_send(const struct xr_qp_impl *qp)
 {
 	enum xr_qp_state st = qp->pub.state;
-	int err = 0;
 
-	if (st != XR_QPS_RTS && st != XR_QPS_ERR && st != XR_QPS_SQD)
-		err = -EINVAL;
+	return st == XR_QPS_RTS || st == XR_QPS_ERR || st == XR_QPS_SQD;
+}
+
+int xr_core_post_send_all_or_none(struct xr_qp_impl *qp, struct xr_send_wr *wr,
+				  struct xr_send_wr **bad)
+{
+	struct xr_send_wr *stop = wr;
+	uint32_t count = 0;
+	int err = qp_can_post_send(qp) ? 0 : -EINVAL;
+
+	while (!err && stop) {
+		err = validate_send_wr(qp, stop);
+		if (!err) {
+			stop = stop->next;
+			count++;
+		}
+	}
+	if (!err && count > qp->sq_size - (qp->sq_head - qp->sq_tail)) {
+		stop = wr;
+		err = -ENOMEM;
+	}
+	if (!err)
+		return xr_core_post_send(qp, wr, bad);
+	if (bad)
+		*bad = stop;
+	return err;
+}
+
+int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_send_wr **bad)
+{
+	int err = qp_can_post_send(qp) ? 0 : -EINVAL;
+
 	for (; wr && !err; wr = wr->next) {
 		struct xr_swqe *w;
 
