@@ -216,7 +216,13 @@ IBVERBSDIR ?= $(PKGLIBDIR)/ibverbs
 IBVERBS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard user/ibverbs/*.c))
 IBVERBS_LIB := $(BUILD)/ibverbs/libibverbs.so.1
 IBVERBS_MAP := user/ibverbs/libibverbs.map
-xroce_run_sed = sed -e 's|@IBVERBSDIR@|$(1)|g' -e 's|@VERSION@|$(VERSION)|g' user/tools/xroce-run
+xroce_run_sed = sed -e 's|@IBVERBSDIR@|$(1)|g' -e 's|@VERSION@|$(VERSION)|g' $(2) user/tools/xroce-run
+# A sanitized library in an unsanitized program needs the ASan runtime
+# loaded first; the programs' own leaks (perftest's, Python's) are not ours.
+ifeq ($(SANITIZE),1)
+ASAN_RUNTIME = $(shell $(CC) -print-file-name=libasan.so)
+SANITIZED_RUN = -e '/^export LD_LIBRARY_PATH/a LD_PRELOAD=$(ASAN_RUNTIME)$${LD_PRELOAD:+ $$LD_PRELOAD} ASAN_OPTIONS=detect_leaks=0$${ASAN_OPTIONS:+:$$ASAN_OPTIONS}\nexport LD_PRELOAD ASAN_OPTIONS'
+endif
 
 all: $(IBVERBS_LIB) $(BUILD)/xroce-run
 
@@ -229,7 +235,7 @@ $(IBVERBS_LIB): $(IBVERBS_OBJS) $(BUILD)/libxroce.a $(IBVERBS_MAP)
 		-Wl,--no-undefined -o $@ $(IBVERBS_OBJS) $(BUILD)/libxroce.a $(LDLIBS)
 
 $(BUILD)/xroce-run: user/tools/xroce-run
-	$(call xroce_run_sed,$(abspath $(BUILD)/ibverbs)) >$@ && chmod 0755 $@
+	$(call xroce_run_sed,$(abspath $(BUILD)/ibverbs),$(SANITIZED_RUN)) >$@ && chmod 0755 $@
 
 .PHONY: install-ibverbs uninstall-ibverbs
 install: install-ibverbs

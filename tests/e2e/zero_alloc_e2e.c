@@ -44,7 +44,12 @@ static void count(uint64_t *what)
 }
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+/*
+ * The ASan runtime's hook (<sanitizer/allocator_interface.h>, which clang
+ * ships and gcc does not).
+ */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+					      void (*free_hook)(const volatile void *));
 
 static void on_malloc(const volatile void *p, size_t size)
 {

@@ -105,7 +105,8 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 	if (dir)
 		closedir(dir);
 	if (!err) {
-		qsort(names, n, sizeof(*names), by_name);
+		if (n)
+			qsort(names, n, sizeof(*names), by_name);
 		list = calloc(n + 1, sizeof(*list));
 		if (!list)
 			err = ENOMEM;
