@@ -597,7 +597,6 @@ int xr_destroy_qp(struct xr_qp *qp)
 static int post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr,
 		     bool all_or_none)
 {
-	struct xr_send_wr *bad = NULL;
 	struct xr_device *dev;
 	int err;
 
@@ -608,10 +607,8 @@ static int post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr 
 	}
 	dev = qp->device;
 	pthread_mutex_lock(&dev->lock);
-	err = all_or_none ? xr_core_post_send_all_or_none(qp_impl(qp), wr, &bad)
-			  : xr_core_post_send(qp_impl(qp), wr, &bad);
-	if (bad_wr)
-		*bad_wr = bad;
+	err = all_or_none ? xr_core_post_send_all_or_none(qp_impl(qp), wr, bad_wr)
+			  : xr_core_post_send(qp_impl(qp), wr, bad_wr);
 	if (xr_now_ns() < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED)) {
 		/* The application drives the engine: transmit now, on this thread. */
 		uint64_t deadline;

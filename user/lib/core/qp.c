@@ -706,6 +706,92 @@ static bool qp_can_post_send(const struct xr_qp_impl *qp)
 	return st == XR_QPS_RTS || st == XR_QPS_ERR || st == XR_QPS_SQD;
 }
 
+/* Puts wr, checked by validate_send_wr, on the send queue, which has room for it. */
+static void queue_send_wr(struct xr_qp_impl *qp, struct xr_send_wr *wr)
+{
+	struct xr_swqe *w = xr_sq_at(qp, qp->sq_head);
+
+	memset(w, 0, offsetof(struct xr_swqe, sge));
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	if (xr_wr(wr->opcode)->flags & XR_WRF_IMM)
+		w->imm_be = wr->imm_data;
+	if (xr_wr(wr->opcode)->flags & XR_WRF_INVALIDATE)
+		w->invalidate_rkey = wr->invalidate_rkey;
+	if (qp->pub.qp_type == XR_QPT_UD) {
+		const struct xr_ah_impl *ah = (const struct xr_ah_impl *)wr->wr.ud.ah;
+
+		w->ud.path = ah->path;
+		w->ud.path.udp_sport = xr_udp_sport_for_qpn(qp->pub.qp_num);
+		w->ud.remote_qpn = wr->wr.ud.remote_qpn;
+		/* A Q_Key with the high bit set stands for the QP's own (IBA 10.2.5). */
+		w->ud.qkey =
+		    (wr->wr.ud.remote_qkey & 0x80000000u) ? qp->qkey : wr->wr.ud.remote_qkey;
+	} else if (wr->opcode == XR_WR_BIND_MW) {
+		const struct xr_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		w->bind = (struct xr_bind_args){
+		    .mw = xr_mw_impl(wr->bind_mw.mw),
+		    .new_rkey = wr->bind_mw.rkey,
+		    .mr = bi->length ? xr_mr_impl(bi->mr) : NULL,
+		    .addr = bi->addr,
+		    .length = bi->length,
+		    .access = bi->mw_access_flags,
+		};
+		/* Its new rkey is the application's from now on, as for type 1. */
+		wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+	} else if (wr->opcode == XR_WR_REG_MR) {
+		w->reg = (struct xr_reg_args){
+		    .mr = xr_mr_impl(wr->reg.mr), .key = wr->reg.key, .access = wr->reg.access};
+	} else if (xr_wr(wr->opcode)->flags & XR_WRF_MASKED) {
+		w->remote_addr = wr->wr.masked_atomic.remote_addr;
+		w->rkey = wr->wr.masked_atomic.rkey;
+		w->compare_add = wr->wr.masked_atomic.compare_add;
+		w->swap = wr->wr.masked_atomic.swap;
+		w->compare_add_mask = wr->wr.masked_atomic.compare_add_mask;
+		w->swap_mask = wr->wr.masked_atomic.swap_mask;
+	} else if (xr_wr_is_atomic(wr->opcode)) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	} else {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
+	w->signaled = qp->sq_sig_all || (wr->send_flags & XR_SEND_SIGNALED);
+	w->state = XR_SWQE_POSTED;
+	w->status = XR_WC_SUCCESS;
+	for (int i = 0; i < wr->num_sge; i++)
+		w->length += wr->sg_list[i].length;
+	if (wr->send_flags & XR_SEND_INLINE) {
+		uint32_t off = 0;
+
+		/* Inline data is copied now: the caller may reuse its buffers. */
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(w->inline_data + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			off += wr->sg_list[i].length;
+		}
+		w->is_inline = true;
+		w->num_sge = 0;
+	} else {
+		w->num_sge = wr->num_sge;
+		if (wr->num_sge)
+			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+	}
+	qp->sq_head++;
+}
+
+/* After WRs were queued: in ERR they are flushed at once, else the QP has work. */
+static void send_queue_grew(struct xr_qp_impl *qp)
+{
+	if (qp->pub.state == XR_QPS_ERR)
+		xr_qp_flush(qp);
+	xr_core_qp_ready(qp);
+}
+
 int xr_core_post_send_all_or_none(struct xr_qp_impl *qp, struct xr_send_wr *wr,
 				  struct xr_send_wr **bad)
 {
@@ -724,11 +810,15 @@ int xr_core_post_send_all_or_none(struct xr_qp_impl *qp, struct xr_send_wr *wr,
 		stop = wr;
 		err = -ENOMEM;
 	}
-	if (!err)
-		return xr_core_post_send(qp, wr, bad);
-	if (bad)
-		*bad = stop;
-	return err;
+	if (err) {
+		if (bad)
+			*bad = stop;
+		return err;
+	}
+	for (; wr; wr = wr->next)
+		queue_send_wr(qp, wr);
+	send_queue_grew(qp);
+	return 0;
 }
 
 int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_send_wr **bad)
@@ -736,8 +826,6 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 	int err = qp_can_post_send(qp) ? 0 : -EINVAL;
 
 	for (; wr && !err; wr = wr->next) {
-		struct xr_swqe *w;
-
 		err = validate_send_wr(qp, wr);
 		if (err)
 			break;
@@ -745,98 +833,22 @@ int xr_core_post_send(struct xr_qp_impl *qp, struct xr_send_wr *wr, struct xr_se
 			err = -ENOMEM;
 			break;
 		}
-		w = xr_sq_at(qp, qp->sq_head);
-		memset(w, 0, offsetof(struct xr_swqe, sge));
-		w->wr_id = wr->wr_id;
-		w->opcode = wr->opcode;
-		w->send_flags = wr->send_flags;
-		if (xr_wr(wr->opcode)->flags & XR_WRF_IMM)
-			w->imm_be = wr->imm_data;
-		if (xr_wr(wr->opcode)->flags & XR_WRF_INVALIDATE)
-			w->invalidate_rkey = wr->invalidate_rkey;
-		if (qp->pub.qp_type == XR_QPT_UD) {
-			const struct xr_ah_impl *ah = (const struct xr_ah_impl *)wr->wr.ud.ah;
-
-			w->ud.path = ah->path;
-			w->ud.path.udp_sport = xr_udp_sport_for_qpn(qp->pub.qp_num);
-			w->ud.remote_qpn = wr->wr.ud.remote_qpn;
-			/* A Q_Key with the high bit set stands for the QP's own (IBA 10.2.5). */
-			w->ud.qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ? qp->qkey
-									   : wr->wr.ud.remote_qkey;
-		} else if (wr->opcode == XR_WR_BIND_MW) {
-			const struct xr_mw_bind_info *bi = &wr->bind_mw.bind_info;
-
-			w->bind = (struct xr_bind_args){
-			    .mw = xr_mw_impl(wr->bind_mw.mw),
-			    .new_rkey = wr->bind_mw.rkey,
-			    .mr = bi->length ? xr_mr_impl(bi->mr) : NULL,
-			    .addr = bi->addr,
-			    .length = bi->length,
-			    .access = bi->mw_access_flags,
-			};
-			/* Its new rkey is the application's from now on, as for type 1. */
-			wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
-		} else if (wr->opcode == XR_WR_REG_MR) {
-			w->reg = (struct xr_reg_args){.mr = xr_mr_impl(wr->reg.mr),
-						      .key = wr->reg.key,
-						      .access = wr->reg.access};
-		} else if (xr_wr(wr->opcode)->flags & XR_WRF_MASKED) {
-			w->remote_addr = wr->wr.masked_atomic.remote_addr;
-			w->rkey = wr->wr.masked_atomic.rkey;
-			w->compare_add = wr->wr.masked_atomic.compare_add;
-			w->swap = wr->wr.masked_atomic.swap;
-			w->compare_add_mask = wr->wr.masked_atomic.compare_add_mask;
-			w->swap_mask = wr->wr.masked_atomic.swap_mask;
-		} else if (xr_wr_is_atomic(wr->opcode)) {
-			w->remote_addr = wr->wr.atomic.remote_addr;
-			w->rkey = wr->wr.atomic.rkey;
-			w->compare_add = wr->wr.atomic.compare_add;
-			w->swap = wr->wr.atomic.swap;
-		} else {
-			w->remote_addr = wr->wr.rdma.remote_addr;
-			w->rkey = wr->wr.rdma.rkey;
-		}
-		w->signaled = qp->sq_sig_all || (wr->send_flags & XR_SEND_SIGNALED);
-		w->state = XR_SWQE_POSTED;
-		w->status = XR_WC_SUCCESS;
-		for (int i = 0; i < wr->num_sge; i++)
-			w->length += wr->sg_list[i].length;
-		if (wr->send_flags & XR_SEND_INLINE) {
-			uint32_t off = 0;
-
-			/* Inline data is copied now: the caller may reuse its buffers. */
-			for (int i = 0; i < wr->num_sge; i++) {
-				memcpy(w->inline_data + off,
-				       (const void *)(uintptr_t)wr->sg_list[i].addr,
-				       wr->sg_list[i].length);
-				off += wr->sg_list[i].length;
-			}
-			w->is_inline = true;
-			w->num_sge = 0;
-		} else {
-			w->num_sge = wr->num_sge;
-			if (wr->num_sge)
-				memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
-		}
-		qp->sq_head++;
+		queue_send_wr(qp, wr);
 	}
 	if (err && bad)
 		*bad = wr;
-	if (qp->pub.state == XR_QPS_ERR)
-		xr_qp_flush(qp);
-	xr_core_qp_ready(qp);
+	send_queue_grew(qp);
 	return err;
 }
 
 int xr_core_bind_mw(struct xr_qp_impl *qp, struct xr_mw *mw, const struct xr_mw_bind *bind)
 {
 	const struct xr_mw_bind_info *bi = &bind->bind_info;
-	enum xr_qp_state st = qp->pub.state;
 	struct xr_swqe *w;
 
 	if (mw->type != XR_MW_TYPE_1 || (bi->length && !bi->mr))
 		return -EINVAL;
-	if (st != XR_QPS_RTS && st != XR_QPS_ERR && st != XR_QPS_SQD)
+	if (!qp_can_post_send(qp))
 		return -EINVAL;
 	if (qp->sq_head - qp->sq_tail >= qp->sq_size)
 		return -ENOMEM;
@@ -858,9 +870,7 @@ int xr_core_bind_mw(struct xr_qp_impl *qp, struct xr_mw *mw, const struct xr_mw_
 	w->status = XR_WC_SUCCESS;
 	qp->sq_head++;
 	mw->rkey = w->bind.new_rkey;
-	if (st == XR_QPS_ERR)
-		xr_qp_flush(qp);
-	xr_core_qp_ready(qp);
+	send_queue_grew(qp);
 	return 0;
 }
 
