@@ -6,7 +6,8 @@
 # and every ibv_wc_read_* value checked against the work request;
 # ibv_create_qp_ex with the ibv_wr_* builders and setters over RC (SEND,
 # SEND with immediate, WRITE, WRITE with immediate, READ, both atomics; one
-# SGE, SGE lists, inline data) and UD (ibv_wr_set_ud_addr, the answer
+# SGE, SGE lists, inline data; a READ through a type 2 memory window bound
+# with ibv_wr_bind_mw and invalidated with ibv_wr_local_inv) and UD (ibv_wr_set_ud_addr, the answer
 # through ibv_create_ah_from_wc); bad input gets libibverbs' errno and
 # posts nothing; ibv_query_device_ex and ibv_query_port's extended
 # attributes. Both sides must print their "ok" line and exit 0.

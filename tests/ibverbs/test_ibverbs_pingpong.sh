@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Debian's unmodified ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong
-# under xroce-run between two namespaces: the server on xroce_VETH_A, the
+# Debian's unmodified ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and
+# ibv_srq_pingpong under xroce-run between two namespaces: the server on xroce_VETH_A, the
 # client on xroce_VETH_B with the server's address, at the GID index of the
 # IPv4-mapped GID as ibv_devinfo -v shows it. 100 round trips per run, every
 # run with --chk (each side checks the bytes it received), polling and
@@ -8,7 +8,11 @@
 #   - RC and UC: SENDs of 1 B, 4 KiB and 64 KiB (multi-packet);
 #   - UD: datagrams of 1 B and 1024 B (the port MTU), each side sending
 #     through an address handle (ibv_create_ah) made from the GID the other
-#     side sent over TCP.
+#     side sent over TCP;
+#   - SRQ: RC QPs sharing one receive queue per side (ibv_create_srq,
+#     ibv_post_srq_recv): 16 QPs with 16 receives (the fewest it allows) of
+#     4 KiB, 4 QPs with 64 KiB SENDs, 1 QP with 1 receive of 1 B, and 8 QPs
+#     with -e; ibv_srq_pingpong counts the round trips over all QPs.
 # Then a 4 KiB RC SEND into 1 KiB receive buffers must fail on both sides
 # with an error completion, not pass or hang.
 # Needs root. Env: BUILD (build dir, default build).
@@ -20,7 +24,8 @@ port=18515
 
 # shellcheck source=tests/ibverbs/ibverbs_common.sh
 source tests/ibverbs/ibverbs_common.sh
-ibverbs_setup test_ibverbs_pingpong ivp ibverbs-utils ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong
+ibverbs_setup test_ibverbs_pingpong ivp ibverbs-utils ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong \
+	ibv_srq_pingpong
 echo "ok   IPv4-mapped GIDs at index $gid_a (A) and $gid_b (B)"
 
 PINGPONG_RUN=$run
@@ -50,6 +55,8 @@ done
 PINGPONG_LOCAL_GID_SEP=": "
 pingpong_runs ibv_ud_pingpong "-s 1 --chk" "-s 1024 --chk" "-s 1 -e --chk" "-s 1024 -e --chk"
 PINGPONG_LOCAL_GID_SEP=", "
+pingpong_runs ibv_srq_pingpong "-s 4096 -q 16 -r 16 --chk" "-s 65536 -q 4 --chk" \
+	"-s 1 -q 1 -r 1 --chk" "-s 4096 -q 8 -e --chk"
 
 pingpong=ibv_rc_pingpong
 run_pair "-s 1024" "-s 4096"

@@ -10,7 +10,9 @@
 #     and 64 KiB; ib_atomic_lat with both atomics (the latency programs take
 #     one QP: perftest refuses -q for them);
 #   - UD: ib_send_bw -c UD at 1 KiB (the port MTU) on one and four QPs and
-#     bidirectional, ib_send_lat -c UD;
+#     bidirectional, ib_send_lat -c UD; multicast (-g): the server's UD QP
+#     attached to the IPv4 group 239.1.2.3 (-M, an IPv4-mapped MGID,
+#     ibv_attach_mcast), the client sending to the group (QPN 0xffffff);
 #   - completion events (-e) for the programs that have them (perftest has
 #     none for RDMA WRITE).
 # Both sides must exit 0; the client's (and for SENDs and -b the server's)
@@ -108,6 +110,12 @@ for opts in "-c UD -s 1024" "-c UD -s 1024 -q 4" "-c UD -s 1024 -b"; do
 	perftest_case ib_send_bw "$opts"
 done
 perftest_case ib_send_lat "-c UD -s 1024"
+perftest_case ib_send_bw "-c UD -g -M 0:0:0:0:0:0:0:0:0:0:255:255:239:1:2:3 -s 1024"
+for side in server client; do
+	grep -A1 -E "^ (local|remote) address: LID 0000 QPN 0xffffff PSN " "$logdir/$side.log" |
+		grep -qxF " MGID: 00:00:00:00:00:00:00:00:00:00:255:255:239:01:02:03" ||
+		fail "ib_send_bw -g: the $side does not show the group 239.1.2.3 and QPN 0xffffff"
+done
 for prog in ib_send_bw ib_read_bw ib_atomic_bw ib_send_lat ib_read_lat ib_atomic_lat; do
 	perftest_case $prog "-e"
 done

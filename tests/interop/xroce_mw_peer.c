@@ -4,7 +4,7 @@
  * SEND with invalidate between xroce and a real Soft-RoCE (rdma_rxe) peer
  * running tests/interop/guest/rxe_mw_peer (tests/interop/mw.sh runs both).
  *
- *   xroce_mw_peer -d IFNAME [-p PORT] CASE OWNER SERVER_IP
+ *   xroce_mw_peer -d IFNAME [-p PORT] [-x] CASE OWNER SERVER_IP
  *
  * OWNER is the side whose memory the case exposes, rxe or xroce: it binds
  * the windows (or fast-registers the MR) and invalidates them, and in the
@@ -46,6 +46,10 @@
  *                XR_WR_REG_MR, invalidated by SEND_ONLY_INV, registered again
  *                with a new key byte and invalidated by LOCAL_INV; each
  *                invalidated key is refused.
+ * With -x the guest program runs on xroce's libibverbs.so.1 instead of
+ * Soft-RoCE (tests/ibverbs/test_ibverbs_mw.sh): the side still called rxe
+ * then behaves as xroce does where rxe 6.1 differs (the flag of a WITH_INV
+ * receive, a window's end, SEND with invalidate of a type 1 window).
  * Prints one line per step and "RESULT PASS" or "RESULT FAIL: why"; exit
  * status 0 when the case passed.
  */
@@ -101,11 +105,13 @@
 
 struct side {
 	const char *name;
-	bool rxe;
+	bool rxe;      /* the guest's side, reached through rxe_mw_peer */
+	bool rxe_6_1;  /* with Soft-RoCE 6.1's behaviour, not xroce's */
 	uint64_t base; /* the address of its buffer, in its own address space */
 };
 
-static struct side xroce_side = {.name = "xroce"}, rxe_side = {.name = "rxe", .rxe = true};
+static struct side xroce_side = {.name = "xroce"},
+		   rxe_side = {.name = "rxe", .rxe = true, .rxe_6_1 = true};
 
 /* xroce's objects. */
 static struct {
@@ -629,7 +635,7 @@ static bool expect_key(const char *what, uint32_t got, uint32_t want)
 static bool expect_inv_recv(const struct side *s, const struct result *r, uint32_t len,
 			    uint32_t rkey)
 {
-	uint32_t with_inv = s->rxe ? RXE_WC_WITH_INVALIDATE : XR_WC_WITH_INV;
+	uint32_t with_inv = s->rxe_6_1 ? RXE_WC_WITH_INVALIDATE : XR_WC_WITH_INV;
 
 	if (!expect("receive of the SEND with invalidate", r, XR_WC_SUCCESS, XR_WC_RECV))
 		return false;
@@ -783,7 +789,7 @@ static bool case_mw2_qp(const struct side *own, const struct side *acc)
 	 * rxe (6.1) bounds an access through a window by the MR behind it, not
 	 * by the window (check_rkey's mr_check_range): the WRITE below lands.
 	 */
-	if (own->rxe) {
+	if (own->rxe_6_1) {
 		stepf("(rxe checks window accesses against the MR only: not testing the window's "
 		      "end)\n");
 		return s_expect_state(acc, 0, XR_QPS_RTS) && s_expect_state(own, 0, XR_QPS_RTS);
@@ -904,7 +910,7 @@ static const struct bad_inv_outcome bad_inv_by_rxe = {
 
 static bool case_send_inv_bad(const struct side *own, const struct side *acc)
 {
-	const struct bad_inv_outcome *o = own->rxe ? &bad_inv_by_rxe : &bad_inv_by_xroce;
+	const struct bad_inv_outcome *o = own->rxe_6_1 ? &bad_inv_by_rxe : &bad_inv_by_xroce;
 	uint64_t w0 = own->base + WIN0_OFF;
 	uint32_t r0, a;
 	struct result r;
@@ -1152,9 +1158,10 @@ static void teardown(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: %s -d IFNAME [-p PORT] CASE OWNER SERVER_IP\n"
+		"usage: %s -d IFNAME [-p PORT] [-x] CASE OWNER SERVER_IP\n"
 		"  CASE: mw1 mw2 mw2-qp mw-access send-inv send-inv-bad send-inv-fmr\n"
-		"  OWNER: rxe or xroce, the side whose memory is exposed and invalidated\n",
+		"  OWNER: rxe or xroce, the side whose memory is exposed and invalidated\n"
+		"  -x: rxe_mw_peer runs on xroce's libibverbs, not on Soft-RoCE\n",
 		PROG);
 }
 
@@ -1168,8 +1175,11 @@ int main(int argc, char **argv)
 	bool ok;
 	int c;
 
-	while ((c = getopt(argc, argv, "d:p:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:p:xh")) != -1) {
 		switch (c) {
+		case 'x':
+			rxe_side.rxe_6_1 = false;
+			break;
 		case 'd':
 			ifname = optarg;
 			break;

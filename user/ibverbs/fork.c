@@ -2,7 +2,12 @@
 /*
  * fork(): the engine that reads and writes registered memory is a thread of
  * the process that registered it, so a child's copy-on-write pages never
- * take its DMA away as they would a NIC's. Nothing needs doing.
+ * take its DMA away as they would a NIC's. Nothing needs doing, so
+ * RDMAV_FORK_SAFE and IBV_FORK_SAFE, which make rdma-core call
+ * ibv_fork_init, are honoured as rdma-core honours them on a kernel with
+ * copy-on-fork: fork is safe, and ibv_is_fork_initialized says it is not
+ * needed. (A child cannot use its parent's verbs objects: their engine
+ * thread stays in the parent.)
  */
 #include "shim.h"
 

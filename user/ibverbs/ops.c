@@ -16,6 +16,10 @@ void xv_set_ops(struct xv_context *ctx)
 	ops->req_notify_cq = xv_req_notify_cq;
 	ops->post_send = xv_post_send;
 	ops->post_recv = xv_post_recv;
+	ops->post_srq_recv = xv_post_srq_recv;
+	ops->alloc_mw = xv_alloc_mw;
+	ops->dealloc_mw = xv_dealloc_mw;
+	ops->bind_mw = xv_bind_mw;
 
 	ctx->vctx.create_cq_ex = xv_create_cq_ex;
 	ctx->vctx.create_qp_ex = xv_create_qp_ex;

@@ -47,13 +47,22 @@ static int send_wr_to_xr(enum ibv_qp_type qp_type, const struct ibv_send_wr *in,
 		out->wr.atomic.swap = in->wr.atomic.swap;
 		out->wr.atomic.rkey = in->wr.atomic.rkey;
 		break;
+	case IBV_WR_BIND_MW:
+		/* A type 2 bind; libxroce checks the window's type. */
+		if (!in->bind_mw.mw ||
+		    (in->bind_mw.bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED))
+			return EINVAL;
+		out->bind_mw.mw = xv_mw(in->bind_mw.mw)->xr;
+		out->bind_mw.rkey = in->bind_mw.rkey;
+		xv_mw_bind_info_to_xr(&in->bind_mw.bind_info, &out->bind_mw.bind_info);
+		break;
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
 		break;
 	default:
-		/* Memory windows, TSO, atomic write: not reachable through this library. */
+		/* TSO, atomic write, driver-specific opcodes: not xroce's. */
 		return EOPNOTSUPP;
 	}
 	return 0;
@@ -95,7 +104,11 @@ int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 	return 0;
 }
 
-int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+/* Posts to a QP's receive queue or to an SRQ: libxroce has a function for each. */
+typedef int post_recv_fn(void *queue, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr);
+
+static int post_recv_chain(post_recv_fn *post, void *queue, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
 {
 	struct xr_recv_wr batch[XV_POST_BATCH];
 	struct ibv_recv_wr *from[XV_POST_BATCH];
@@ -112,11 +125,31 @@ int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 				batch[n - 1].next = &batch[n];
 			from[n] = wr;
 		}
-		err = xr_post_recv(xv_qp(qp)->xr, batch, &xbad);
+		err = post(queue, batch, &xbad);
 		if (err) {
 			*bad_wr = xbad ? from[xbad - batch] : from[0];
 			return xv_errno(err);
 		}
 	}
 	return 0;
+}
+
+static int post_to_qp(void *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr)
+{
+	return xr_post_recv(qp, wr, bad_wr);
+}
+
+static int post_to_srq(void *srq, struct xr_recv_wr *wr, struct xr_recv_wr **bad_wr)
+{
+	return xr_post_srq_recv(srq, wr, bad_wr);
+}
+
+int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	return post_recv_chain(post_to_qp, xv_qp(qp)->xr, wr, bad_wr);
+}
+
+int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	return post_recv_chain(post_to_srq, xv_srq(srq)->xr, wr, bad_wr);
 }

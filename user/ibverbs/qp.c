@@ -17,15 +17,13 @@ struct xv_qp *xv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr
 	if (init_attr->qp_type != IBV_QPT_RC && init_attr->qp_type != IBV_QPT_UC &&
 	    init_attr->qp_type != IBV_QPT_UD)
 		return xv_null(EOPNOTSUPP);
-	/* No SRQ can be made through this library yet. */
-	if (init_attr->srq)
-		return xv_null(EOPNOTSUPP);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return xv_null(ENOMEM);
 	xa.qp_context = qp;
 	xa.send_cq = init_attr->send_cq ? xv_cq(init_attr->send_cq)->xr : NULL;
 	xa.recv_cq = init_attr->recv_cq ? xv_cq(init_attr->recv_cq)->xr : NULL;
+	xa.srq = init_attr->srq ? xv_srq(init_attr->srq)->xr : NULL;
 	xa.cap.max_send_wr = init_attr->cap.max_send_wr;
 	xa.cap.max_recv_wr = init_attr->cap.max_recv_wr;
 	xa.cap.max_send_sge = init_attr->cap.max_send_sge;
@@ -50,6 +48,7 @@ struct xv_qp *xv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr
 	qp->ibv.pd = pd;
 	qp->ibv.send_cq = init_attr->send_cq;
 	qp->ibv.recv_cq = init_attr->recv_cq;
+	qp->ibv.srq = init_attr->srq;
 	qp->ibv.qp_num = qp->xr->qp_num;
 	qp->ibv.state = IBV_QPS_RESET;
 	qp->ibv.qp_type = init_attr->qp_type;

@@ -21,14 +21,14 @@
 #define XV_QP_INIT_ATTR_MASK                                                                       \
 	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
-/* The operations each transport carries (memory windows are not mapped yet). */
+/* The operations each transport carries. */
 #define XV_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define XV_UC_SEND_OPS                                                                             \
 	(XV_UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
 #define XV_RC_SEND_OPS                                                                             \
 	(XV_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |           \
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |                          \
-	 IBV_QP_EX_WITH_SEND_WITH_INV)
+	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW)
 
 /* A collected work request; its SGEs (or inline bytes) live in the batch's arrays. */
 struct xv_pending_wr {
@@ -193,6 +193,22 @@ static void wr_rdma_read(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t remote_ad
 	rdma(ex, IBV_QP_EX_WITH_RDMA_READ, XR_WR_RDMA_READ, rkey, remote_addr, 0);
 }
 
+static void wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *bind_info)
+{
+	struct xr_send_wr *wr = build(ex, IBV_QP_EX_WITH_BIND_MW, XR_WR_BIND_MW);
+
+	if (!wr)
+		return;
+	if (!mw || (bind_info->mw_access_flags & IBV_ACCESS_ZERO_BASED)) {
+		fail(qp_of(ex)->wr_batch, EINVAL);
+		return;
+	}
+	wr->bind_mw.mw = xv_mw(mw)->xr;
+	wr->bind_mw.rkey = rkey;
+	xv_mw_bind_info_to_xr(bind_info, &wr->bind_mw.bind_info);
+}
+
 static void atomic(struct ibv_qp_ex *ex, uint64_t op_flag, enum xr_wr_opcode opcode, uint32_t rkey,
 		   uint64_t remote_addr, uint64_t compare_add, uint64_t swap)
 {
@@ -227,13 +243,6 @@ static void refuse(struct ibv_qp_ex *ex)
 
 	if (in_region(b))
 		fail(b, EOPNOTSUPP);
-}
-
-static void wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t rkey,
-		       const struct ibv_mw_bind_info *bind_info)
-{
-	(void)mw, (void)rkey, (void)bind_info;
-	refuse(ex);
 }
 
 static void wr_send_tso(struct ibv_qp_ex *ex, void *hdr, uint16_t hdr_sz, uint16_t mss)

@@ -97,6 +97,17 @@ struct xv_ah {
 	struct xr_ah *xr;
 };
 
+/* xr->srq_context points back here, for asynchronous events. */
+struct xv_srq {
+	struct ibv_srq ibv;
+	struct xr_srq *xr;
+};
+
+struct xv_mw {
+	struct ibv_mw ibv;
+	struct xr_mw *xr;
+};
+
 static inline struct xv_context *xv_ctx(struct ibv_context *context)
 {
 	return xv_container(context, struct xv_context, vctx.context);
@@ -120,6 +131,21 @@ static inline struct xv_qp *xv_qp(struct ibv_qp *qp)
 static inline struct xv_ah *xv_ah(struct ibv_ah *ah)
 {
 	return xv_container(ah, struct xv_ah, ibv);
+}
+
+static inline struct xv_mr *xv_mr(struct ibv_mr *mr)
+{
+	return xv_container(mr, struct xv_mr, ibv);
+}
+
+static inline struct xv_srq *xv_srq(struct ibv_srq *srq)
+{
+	return xv_container(srq, struct xv_srq, ibv);
+}
+
+static inline struct xv_mw *xv_mw(struct ibv_mw *mw)
+{
+	return xv_container(mw, struct xv_mw, ibv);
 }
 
 /* libxroce's -errno as libibverbs' positive errno value. */
@@ -197,6 +223,13 @@ void xv_free_wr_batch(struct xv_wr_batch *batch);
 /* post.c */
 int xv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int xv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* mw.c */
+struct ibv_mw *xv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int xv_dealloc_mw(struct ibv_mw *mw);
+int xv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+void xv_mw_bind_info_to_xr(const struct ibv_mw_bind_info *in, struct xr_mw_bind_info *out);
 
 /* convert.c: between ibv_ and xr_ attributes, where the layouts differ. */
 void xv_ah_attr_to_xr(const struct ibv_ah_attr *in, struct xr_ah_attr *out);

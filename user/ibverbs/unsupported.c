@@ -6,54 +6,6 @@
  */
 #include "shim.h"
 
-struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
-{
-	(void)pd, (void)srq_init_attr;
-	return xv_null(EOPNOTSUPP);
-}
-
-int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask)
-{
-	(void)srq, (void)srq_attr, (void)srq_attr_mask;
-	return EOPNOTSUPP;
-}
-
-int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
-{
-	(void)srq, (void)srq_attr;
-	return EOPNOTSUPP;
-}
-
-int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	(void)srq;
-	return EOPNOTSUPP;
-}
-
-int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp, (void)gid, (void)lid;
-	return EOPNOTSUPP;
-}
-
-int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp, (void)gid, (void)lid;
-	return EOPNOTSUPP;
-}
-
-int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
-{
-	(void)context, (void)event;
-	errno = EOPNOTSUPP;
-	return -1;
-}
-
-void ibv_ack_async_event(struct ibv_async_event *event)
-{
-	(void)event;
-}
-
 int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
 				uint8_t eth_mac[6], uint16_t *vid)
 {

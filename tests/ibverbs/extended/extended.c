@@ -13,6 +13,9 @@
  *      immediate (inline data, its buffer overwritten before the post), in
  *      one ibv_wr_start..ibv_wr_complete;
  *   2. READ, compare-and-swap, fetch-and-add;
+ *   3. a READ through a type 2 memory window the server bound with
+ *      ibv_wr_bind_mw (remote read only, over part of its MR), which the
+ *      server then invalidates with ibv_wr_local_inv;
  * then over UD a SEND with immediate through ibv_wr_set_ud_addr, which the
  * server answers through an AH from ibv_init_ah_from_wc and
  * ibv_create_ah_from_wc. Every completion is checked field by field against
@@ -50,6 +53,9 @@
 #define READ_INTO 40960	   /* where the client's READ lands */
 #define ATOMIC_INTO 41984  /* the atomics' original values */
 #define UD_REPLY_AREA 8192 /* the client's UD receive */
+#define WINDOW_OFFSET 512  /* the server's window, into its READ_AREA */
+#define WINDOW_LENGTH 1024
+#define WINDOW_READ_INTO 44032 /* where the client's READ through it lands */
 #define QKEY 0x11111111u
 #define GRH_BYTES 40
 #define TIMEOUT_MS 20000
@@ -397,9 +403,10 @@ static void setup(struct side *s, const char *dev, int gid_index, bool server)
 		s->buf[READ_AREA + i] = pattern(i, 13);
 	}
 	*(uint64_t *)(s->buf + ATOMIC_WORD) = 100;
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	s->mr =
+	    ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
+		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 	check(s->mr != NULL, "ibv_reg_mr: %s", strerror(errno));
 	s->scq = create_cq_ex(s->ctx);
 	s->rcq = create_cq_ex(s->ctx);
@@ -407,7 +414,8 @@ static void setup(struct side *s, const char *dev, int gid_index, bool server)
 			     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 				 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 				 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
+				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |
+				 IBV_QP_EX_WITH_LOCAL_INV);
 	s->ud = create_qp_ex(s, IBV_QPT_UD, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
 	s->rcx = ibv_qp_to_qp_ex(s->rc);
 	s->udx = ibv_qp_to_qp_ex(s->ud);
@@ -525,6 +533,27 @@ static void client_read_atomics(struct side *s)
 		      i, s->buf[READ_INTO + i], pattern(i, 13));
 	check(orig[0] == 100 && orig[1] == 200, "CAS returned %llu (want 100), FAA %llu (want 200)",
 	      (unsigned long long)orig[0], (unsigned long long)orig[1]);
+}
+
+/* The server's window begins WINDOW_OFFSET into its READ_AREA. */
+static void client_read_window(struct side *s)
+{
+	struct ibv_qp_ex *q = s->rcx;
+	uint32_t window_rkey;
+	struct got g;
+
+	xfer(s->sock, &window_rkey, sizeof(window_rkey), false);
+	ibv_wr_start(q);
+	q->wr_flags = IBV_SEND_SIGNALED;
+	q->wr_id = 8;
+	ibv_wr_rdma_read(q, window_rkey, s->remote.addr + READ_AREA + WINDOW_OFFSET);
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)(s->buf + WINDOW_READ_INTO), WINDOW_LENGTH);
+	check(ibv_wr_complete(q) == 0, "ibv_wr_complete of the READ through the window");
+	expect_one(s->scq, "READ through the window", &g);
+	expect(&g, "READ through the window", 8, IBV_WC_RDMA_READ, WINDOW_LENGTH, s->rc->qp_num, 0);
+	for (size_t i = 0; i < WINDOW_LENGTH; i++)
+		check(s->buf[WINDOW_READ_INTO + i] == pattern(WINDOW_OFFSET + i, 13),
+		      "READ through the window, byte %zu", i);
 }
 
 static void client_ud(struct side *s)
@@ -698,6 +727,8 @@ static void client(struct side *s)
 	client_read_atomics(s);
 	say(s, '2');
 	hear(s, '2');
+	client_read_window(s);
+	say(s, 'W');
 	client_ud(s);
 	client_bad_input(s);
 	client_last_send(s);
@@ -779,6 +810,41 @@ static void server_ud(struct side *s)
 	check(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
 }
 
+/* A type 2 window over part of READ_AREA, remote read only, for the client's QP. */
+static void server_window(struct side *s)
+{
+	struct ibv_qp_ex *q = s->rcx;
+	struct ibv_mw *mw = ibv_alloc_mw(s->pd, IBV_MW_TYPE_2);
+	struct ibv_mw_bind_info info = {.mr = s->mr,
+					.addr = (uintptr_t)(s->buf + READ_AREA + WINDOW_OFFSET),
+					.length = WINDOW_LENGTH,
+					.mw_access_flags = IBV_ACCESS_REMOTE_READ};
+	uint32_t rkey;
+	struct got g;
+
+	check(mw != NULL, "ibv_alloc_mw: %s", strerror(errno));
+	check(mw->type == IBV_MW_TYPE_2 && mw->pd == s->pd && mw->context == s->ctx,
+	      "the window's type, PD and context");
+	rkey = ibv_inc_rkey(mw->rkey);
+	ibv_wr_start(q);
+	q->wr_flags = IBV_SEND_SIGNALED;
+	q->wr_id = 500;
+	ibv_wr_bind_mw(q, mw, rkey, &info);
+	check(ibv_wr_complete(q) == 0, "ibv_wr_complete of ibv_wr_bind_mw");
+	expect_one(s->scq, "bind", &g);
+	expect(&g, "bind", 500, IBV_WC_BIND_MW, 0, s->rc->qp_num, 0);
+	xfer(s->sock, &rkey, sizeof(rkey), true);
+	hear(s, 'W');
+	ibv_wr_start(q);
+	q->wr_flags = IBV_SEND_SIGNALED;
+	q->wr_id = 501;
+	ibv_wr_local_inv(q, rkey);
+	check(ibv_wr_complete(q) == 0, "ibv_wr_complete of ibv_wr_local_inv");
+	expect_one(s->scq, "local invalidate", &g);
+	expect(&g, "local invalidate", 501, IBV_WC_LOCAL_INV, 0, s->rc->qp_num, 0);
+	check(ibv_dealloc_mw(mw) == 0, "ibv_dealloc_mw");
+}
+
 static void server(struct side *s)
 {
 	struct got g;
@@ -789,6 +855,7 @@ static void server(struct side *s)
 	check(*(uint64_t *)(s->buf + ATOMIC_WORD) == 205, "atomic word %llu, want 205",
 	      (unsigned long long)*(uint64_t *)(s->buf + ATOMIC_WORD));
 	say(s, '2');
+	server_window(s);
 	server_ud(s);
 	expect_one(s->rcq, "the client's last SEND", &g);
 	expect(&g, "the client's last SEND (nothing refused arrived)", 103, IBV_WC_RECV, 8,

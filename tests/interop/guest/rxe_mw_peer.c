@@ -6,7 +6,7 @@
  * agent: xroce_mw_peer, which holds the test cases, connects to it and asks
  * for one verb at a time, and this program answers with what happened.
  *
- *   rxe_mw_peer [-x GID_INDEX] [-p PORT] [-t SECONDS]
+ *   rxe_mw_peer [-d DEVICE] [-x GID_INDEX] [-p PORT] [-t SECONDS]
  *
  * Listens on TCP PORT (default 18610), accepts one connection within 60 s,
  * then serves commands until BYE, end of file or SECONDS (default 150) have
@@ -187,18 +187,25 @@ static int listen_and_accept(unsigned int port)
 
 /* ---- verbs ----------------------------------------------------------------- */
 
-static void setup(void)
+/* The device named, or the first one. */
+static void setup(const char *name)
 {
 	struct ibv_device **list;
-	int n;
+	int n, i = 0;
 
 	list = ibv_get_device_list(&n);
 	if (!list || n < 1)
 		die("no RDMA device");
-	ctx = ibv_open_device(list[0]);
+	while (name && i < n && strcmp(ibv_get_device_name(list[i]), name) != 0)
+		i++;
+	if (i == n) {
+		fprintf(stderr, "rxe_mw_peer: no RDMA device named %s\n", name);
+		exit(1);
+	}
+	ctx = ibv_open_device(list[i]);
 	if (!ctx)
 		die("ibv_open_device");
-	printf("device %s\n", ibv_get_device_name(list[0]));
+	printf("device %s\n", ibv_get_device_name(list[i]));
 	ibv_free_device_list(list);
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
@@ -633,12 +640,16 @@ static void exchange_and_connect(void)
 int main(int argc, char **argv)
 {
 	unsigned int port = 18610, seconds = 150;
+	const char *device = NULL;
 	char line[LINE_MAX_LEN];
 	bool bye = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "x:p:t:")) != -1) {
+	while ((c = getopt(argc, argv, "d:x:p:t:")) != -1) {
 		switch (c) {
+		case 'd':
+			device = optarg;
+			break;
 		case 'x':
 			gid_index = atoi(optarg);
 			break;
@@ -649,14 +660,15 @@ int main(int argc, char **argv)
 			seconds = (unsigned int)atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-x GID_INDEX] [-p PORT] [-t SECONDS]\n",
+			fprintf(stderr,
+				"usage: %s [-d DEVICE] [-x GID_INDEX] [-p PORT] [-t SECONDS]\n",
 				argv[0]);
 			return 1;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	session_deadline = now_ms() + (int64_t)seconds * 1000;
-	setup();
+	setup(device);
 	sock_fd = listen_and_accept(port);
 	exchange_and_connect();
 	for (int n = 0; n < MAX_COMMANDS && now_ms() < session_deadline; n++) {
