@@ -10,6 +10,12 @@
 #     each TOOL (of Debian's PACKAGE) is installed, makes the namespace pair
 #     TAG with xroce attached to both ends, and sets run (xroce-run) and
 #     gid_a / gid_b, the indexes of each end's IPv4-mapped GID.
+# ibverbs_run_two_sided NAME SOURCE PORT [VAR=VALUE...]
+#     builds SOURCE (a C program of tests/ibverbs) against Debian's
+#     -libverbs as any application is built, and runs it under xroce-run,
+#     with the VARs in its environment, as "NAME server" on xroce_VETH_A
+#     and "NAME client" on xroce_VETH_B, meeting on PORT; fails unless both
+#     exit 0 having printed "NAME SIDE: ok:", and prints those lines.
 # ibverbs_v4_gid_index NS DEV ADDR
 #     the index of DEV's IPv4-mapped GID of ADDR, as ibv_devinfo -v run in
 #     NS on xroce_DEV shows it (empty when there is none).
@@ -31,6 +37,26 @@ ibverbs_setup() {
 	gid_b=$(ibverbs_v4_gid_index "$NETNS_B" "$VETH_B" "$ADDR_B")
 	[ -n "$gid_a" ] && [ -n "$gid_b" ] ||
 		fail "no IPv4-mapped GID in ibv_devinfo -v (A '$gid_a', B '$gid_b')"
+}
+
+ibverbs_run_two_sided() {
+	local name=$1 source=$2 port=$3 prog
+	shift 3
+	prog=$logdir/$name
+	cc -std=gnu11 -Wall -Wextra -Werror -o "$prog" "$source" -libverbs ||
+		fail "$source does not build against <infiniband/verbs.h>"
+	# netns_run_pair runs WRAPPER server|client ARGS: the program under xroce-run.
+	printf '#!/bin/sh\nexec env %s %q %q "$@"\n' "$*" "$run" "$prog" >"$logdir/under-xroce-run"
+	chmod +x "$logdir/under-xroce-run"
+	netns_run_pair "$logdir" 120 "$logdir/under-xroce-run" "xroce_$VETH_A" "$gid_a" "$port" -- \
+		"xroce_$VETH_B" "$gid_b" "$port" "$ADDR_A" >"$logdir/pair.log" ||
+		{ cat "$logdir/pair.log"; fail "$NETNS_PAIR_STATUS (124 = timed out)"; }
+	if ! grep -q "^$name server: ok:" "$logdir/server.log" ||
+		! grep -q "^$name client: ok:" "$logdir/client.log"; then
+		cat "$logdir/pair.log"
+		fail "a side did not print its ok line"
+	fi
+	grep -h "^$name" "$logdir/server.log" "$logdir/client.log" | sed 's/^/ok   /'
 }
 
 ibverbs_v4_gid_index() {

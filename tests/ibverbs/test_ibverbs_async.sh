@@ -23,22 +23,6 @@ port=18519
 source tests/ibverbs/ibverbs_common.sh
 ibverbs_setup test_ibverbs_async iae ibverbs-utils ibv_devinfo
 
-prog=$logdir/async
-cc -std=gnu11 -Wall -Wextra -Werror -o "$prog" tests/ibverbs/async/async.c -libverbs ||
-	fail "async.c does not build against <infiniband/verbs.h>"
-
-# netns_run_pair runs PROG server|client ARGS: PROG is the program under
-# xroce-run, with the fork safety rdma-core documents asked for.
-printf '#!/bin/sh\nexec env RDMAV_FORK_SAFE=1 %q %q "$@"\n' "$run" "$prog" >"$logdir/under-xroce-run"
-chmod +x "$logdir/under-xroce-run"
-netns_run_pair "$logdir" 120 "$logdir/under-xroce-run" "xroce_$VETH_A" "$gid_a" "$port" -- \
-	"xroce_$VETH_B" "$gid_b" "$port" "$ADDR_A" >"$logdir/pair.log" ||
-	{ cat "$logdir/pair.log"; fail "$NETNS_PAIR_STATUS (124 = timed out)"; }
-if ! grep -q "^async server: ok:" "$logdir/server.log" ||
-	! grep -q "^async client: ok:" "$logdir/client.log"; then
-	cat "$logdir/pair.log"
-	fail "a side did not print its ok line"
-fi
-grep -h "^async" "$logdir/server.log" "$logdir/client.log" | sed 's/^/ok   /'
+ibverbs_run_two_sided async tests/ibverbs/async/async.c "$port" RDMAV_FORK_SAFE=1
 e2e_check_stats
 echo "test_ibverbs_async: PASS"

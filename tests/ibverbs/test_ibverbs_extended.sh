@@ -21,21 +21,6 @@ port=18517
 source tests/ibverbs/ibverbs_common.sh
 ibverbs_setup test_ibverbs_extended ive ibverbs-utils ibv_devinfo
 
-prog=$logdir/extended
-cc -std=gnu11 -Wall -Wextra -Werror -o "$prog" tests/ibverbs/extended/extended.c -libverbs ||
-	fail "extended.c does not build against <infiniband/verbs.h>"
-
-# netns_run_pair runs PROG server|client ARGS: PROG is the program under xroce-run.
-printf '#!/bin/sh\nexec %q %q "$@"\n' "$run" "$prog" >"$logdir/under-xroce-run"
-chmod +x "$logdir/under-xroce-run"
-netns_run_pair "$logdir" 120 "$logdir/under-xroce-run" "xroce_$VETH_A" "$gid_a" "$port" -- \
-	"xroce_$VETH_B" "$gid_b" "$port" "$ADDR_A" >"$logdir/pair.log" ||
-	{ cat "$logdir/pair.log"; fail "$NETNS_PAIR_STATUS (124 = timed out)"; }
-if ! grep -q "^extended server: ok:" "$logdir/server.log" ||
-	! grep -q "^extended client: ok:" "$logdir/client.log"; then
-	cat "$logdir/pair.log"
-	fail "a side did not print its ok line"
-fi
-grep -h "^extended" "$logdir/server.log" "$logdir/client.log" | sed 's/^/ok   /'
+ibverbs_run_two_sided extended tests/ibverbs/extended/extended.c "$port"
 e2e_check_stats
 echo "test_ibverbs_extended: PASS"

@@ -47,12 +47,29 @@ int xv_dealloc_mw(struct ibv_mw *mw)
 	return 0;
 }
 
-void xv_mw_bind_info_to_xr(const struct ibv_mw_bind_info *in, struct xr_mw_bind_info *out)
+/* Windows are addressed by virtual address, as MRs are: zero-based binds are
+ * refused (rxe refuses them too). */
+static int bind_info_to_xr(const struct ibv_mw_bind_info *in, struct xr_mw_bind_info *out)
 {
+	if (in->mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EINVAL;
 	out->mr = in->mr ? xv_mr(in->mr)->xr : NULL;
 	out->addr = in->addr;
 	out->length = in->length;
 	out->mw_access_flags = in->mw_access_flags;
+	return 0;
+}
+
+/* A type 2 bind as a work request (IBV_WR_BIND_MW, ibv_wr_bind_mw); libxroce
+ * checks the window's type. */
+int xv_bind_mw_wr_to_xr(struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info,
+			struct xr_send_wr *out)
+{
+	if (!mw)
+		return EINVAL;
+	out->bind_mw.mw = xv_mw(mw)->xr;
+	out->bind_mw.rkey = rkey;
+	return bind_info_to_xr(bind_info, &out->bind_mw.bind_info);
 }
 
 /* The inline ibv_bind_mw has checked the window's type, and the MR's PD. */
@@ -61,12 +78,11 @@ int xv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind
 	struct xr_mw_bind xb = {.wr_id = mw_bind->wr_id, .send_flags = mw_bind->send_flags};
 	int err;
 
-	/* Windows are addressed by virtual address, as MRs are (rxe refuses these too). */
-	if (mw_bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED)
-		return EINVAL;
 	if (mw_bind->send_flags & ~(unsigned int)XV_SEND_FLAGS)
 		return EINVAL;
-	xv_mw_bind_info_to_xr(&mw_bind->bind_info, &xb.bind_info);
+	err = bind_info_to_xr(&mw_bind->bind_info, &xb.bind_info);
+	if (err)
+		return err;
 	err = xr_bind_mw(xv_qp(qp)->xr, xv_mw(mw)->xr, &xb);
 	if (err)
 		return xv_errno(err);

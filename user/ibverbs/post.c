@@ -48,14 +48,8 @@ static int send_wr_to_xr(enum ibv_qp_type qp_type, const struct ibv_send_wr *in,
 		out->wr.atomic.rkey = in->wr.atomic.rkey;
 		break;
 	case IBV_WR_BIND_MW:
-		/* A type 2 bind; libxroce checks the window's type. */
-		if (!in->bind_mw.mw ||
-		    (in->bind_mw.bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED))
-			return EINVAL;
-		out->bind_mw.mw = xv_mw(in->bind_mw.mw)->xr;
-		out->bind_mw.rkey = in->bind_mw.rkey;
-		xv_mw_bind_info_to_xr(&in->bind_mw.bind_info, &out->bind_mw.bind_info);
-		break;
+		return xv_bind_mw_wr_to_xr(in->bind_mw.mw, in->bind_mw.rkey, &in->bind_mw.bind_info,
+					   out);
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:

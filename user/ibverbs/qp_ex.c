@@ -197,16 +197,13 @@ static void wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *bind_info)
 {
 	struct xr_send_wr *wr = build(ex, IBV_QP_EX_WITH_BIND_MW, XR_WR_BIND_MW);
+	int err;
 
 	if (!wr)
 		return;
-	if (!mw || (bind_info->mw_access_flags & IBV_ACCESS_ZERO_BASED)) {
-		fail(qp_of(ex)->wr_batch, EINVAL);
-		return;
-	}
-	wr->bind_mw.mw = xv_mw(mw)->xr;
-	wr->bind_mw.rkey = rkey;
-	xv_mw_bind_info_to_xr(bind_info, &wr->bind_mw.bind_info);
+	err = xv_bind_mw_wr_to_xr(mw, rkey, bind_info, wr);
+	if (err)
+		fail(qp_of(ex)->wr_batch, err);
 }
 
 static void atomic(struct ibv_qp_ex *ex, uint64_t op_flag, enum xr_wr_opcode opcode, uint32_t rkey,

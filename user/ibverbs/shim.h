@@ -229,7 +229,8 @@ int xv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_rec
 struct ibv_mw *xv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int xv_dealloc_mw(struct ibv_mw *mw);
 int xv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
-void xv_mw_bind_info_to_xr(const struct ibv_mw_bind_info *in, struct xr_mw_bind_info *out);
+int xv_bind_mw_wr_to_xr(struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info,
+			struct xr_send_wr *out);
 
 /* convert.c: between ibv_ and xr_ attributes, where the layouts differ. */
 void xv_ah_attr_to_xr(const struct ibv_ah_attr *in, struct xr_ah_attr *out);

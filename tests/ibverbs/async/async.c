@@ -27,25 +27,21 @@
  * checking each completion.
  * Prints "async SIDE: ok: N checks" and exits 0, or names the first failure.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CHECK_PROGRAM "async"
 #include "../check.h"
+#include "../two_sided.h"
 
 #define BUF_SIZE (64 * 1024)
 #define RECV_SLOT 1024	     /* the SRQ's receives: slots from 0 */
@@ -59,8 +55,6 @@
 #define NUM_SENDS 5
 #define FIRST_RECV_ID 100
 #define TIMEOUT_MS 20000
-/* Beyond the peer's bounded waits between two syncs, so a silent peer is a FAIL, not a hang. */
-#define SIDE_CHANNEL_TIMEOUT_S 60
 #define SEND_SEED(k) (11 + 2 * (unsigned int)(k))
 
 /* Distinct, and each fits a receive slot; after the 5th, 3 < SRQ_LIMIT remain. */
@@ -92,14 +86,6 @@ struct side {
 	int sock;
 };
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 {
 	long long deadline = now_ms() + TIMEOUT_MS;
@@ -109,79 +95,6 @@ static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 		n = ibv_poll_cq(cq, 1, wc);
 	CHECK(n >= 0, "%s: ibv_poll_cq: %d", what, n);
 	CHECK(n == 1, "%s: no completion in %d ms", what, TIMEOUT_MS);
-}
-
-/* ---- TCP side channel --------------------------------------------------------- */
-
-static void xfer(int sock, void *p, size_t n, bool out, const char *what)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = out ? write(sock, (char *)p + done, n - done)
-				: read(sock, (char *)p + done, n - done);
-
-		CHECK(r > 0, "side channel %s (%s): %s", out ? "write" : "read", what,
-		      r ? strerror(errno) : "closed");
-		done += (size_t)r;
-	}
-}
-
-static void say(struct side *s, char c)
-{
-	xfer(s->sock, &c, 1, true, "a sync");
-}
-
-static void hear(struct side *s, char want)
-{
-	char what[] = "awaiting '?'";
-	char c;
-
-	what[10] = want;
-	xfer(s->sock, &c, 1, false, what);
-	CHECK(c == want, "side channel: '%c', want '%c'", c, want);
-}
-
-static int tcp_connect(bool server, const char *addr, int port)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd = socket(AF_INET, SOCK_STREAM, 0), conn, one = 1;
-
-	CHECK(fd >= 0, "socket: %s", strerror(errno));
-	if (!server) {
-		int ret = -1;
-
-		CHECK(inet_pton(AF_INET, addr, &sa.sin_addr) == 1, "bad address %s", addr);
-		/* The server may not listen yet: 10 s of tries, each on a new socket. */
-		for (int i = 0; i < 100 && ret; i++) {
-			if (i) {
-				close(fd);
-				usleep(100 * 1000);
-				fd = socket(AF_INET, SOCK_STREAM, 0);
-				CHECK(fd >= 0, "socket: %s", strerror(errno));
-			}
-			ret = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-		}
-		CHECK(ret == 0, "connect %s:%d: %s", addr, port, strerror(errno));
-		return fd;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 1) == 0,
-	      "listen on %d: %s", port, strerror(errno));
-	conn = accept(fd, NULL, NULL);
-	CHECK(conn >= 0, "accept: %s", strerror(errno));
-	close(fd);
-	return conn;
-}
-
-static int side_channel(bool server, const char *addr, int port)
-{
-	struct timeval tv = {.tv_sec = SIDE_CHANNEL_TIMEOUT_S};
-	int fd = tcp_connect(server, addr, port);
-
-	CHECK(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0, "SO_RCVTIMEO: %s",
-	      strerror(errno));
-	return fd;
 }
 
 /* ---- the async_fd -------------------------------------------------------------- */
@@ -228,20 +141,6 @@ static void await_event(struct side *s, struct ibv_async_event *ev, long long de
 }
 
 /* ---- setup --------------------------------------------------------------------- */
-
-static struct ibv_context *open_device(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	CHECK(list != NULL, "ibv_get_device_list: %s", strerror(errno));
-	for (int i = 0; list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	CHECK(ctx != NULL, "no device %s", name);
-	return ctx;
-}
 
 static void query_srq(struct side *s, struct ibv_srq_attr *a, uint32_t want_limit, const char *when)
 {
@@ -299,13 +198,6 @@ static struct ibv_qp *create_qp(struct side *s)
 		      (void *)s->srq);
 	}
 	return qp;
-}
-
-static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
-{
-	int ret = ibv_modify_qp(qp, a, mask);
-
-	CHECK(ret == 0, "ibv_modify_qp to %s: %s", what, strerror(ret));
 }
 
 static void to_init(struct side *s)
@@ -430,8 +322,8 @@ static void setup(struct side *s, const char *dev, int gid_index, bool server)
 		me.qpn[k] = s->qp[k]->qp_num;
 		me.psn[k] = s->psn[k];
 	}
-	xfer(s->sock, &me, sizeof(me), true, "QP numbers");
-	xfer(s->sock, &s->remote, sizeof(s->remote), false, "the peer's QP numbers");
+	side_xfer(s->sock, &me, sizeof(me), true, "QP numbers");
+	side_xfer(s->sock, &s->remote, sizeof(s->remote), false, "the peer's QP numbers");
 	bring_up(s, !server);
 }
 
@@ -490,11 +382,11 @@ static void client(struct side *s)
 {
 	char what[32];
 
-	hear(s, 'W');
+	side_hear(s->sock, 'W');
 	post_send_and_complete(s, 0, IBV_WR_RDMA_WRITE, SOURCE_AREA, WRITE_LEN, 1,
 			       "WRITE after the fork");
-	say(s, 'w');
-	hear(s, 'v');
+	side_say(s->sock, 'w');
+	side_hear(s->sock, 'v');
 	/* The page the server's parent sees, through the wire: the WRITE's bytes. */
 	memset(s->buf + READ_BACK_AREA, 0, WRITE_LEN);
 	post_send_and_complete(s, 0, IBV_WR_RDMA_READ, READ_BACK_AREA, WRITE_LEN, 2,
@@ -510,7 +402,7 @@ static void client(struct side *s)
 				       SOURCE_AREA + WRITE_LEN + (size_t)k * RECV_SLOT, send_len[k],
 				       10 + (uint64_t)k, what);
 	}
-	hear(s, 'D');
+	side_hear(s->sock, 'D');
 }
 
 /* ---- the server ---------------------------------------------------------------- */
@@ -541,13 +433,13 @@ static void server_fork(struct side *s)
 	for (size_t i = 0; i < WRITE_LEN; i++)
 		CHECK(area[i] == 0, "byte %zu of the parent's area 0x%02x: the child's write", i,
 		      area[i]);
-	say(s, 'W');
-	hear(s, 'w');
+	side_say(s->sock, 'W');
+	side_hear(s->sock, 'w');
 	for (size_t i = 0; i < WRITE_LEN; i++)
 		CHECK(area[i] == pattern(i, 7),
 		      "WRITE after fork: byte %zu 0x%02x, want 0x%02x (not in the parent's page)",
 		      i, area[i], pattern(i, 7));
-	say(s, 'v');
+	side_say(s->sock, 'v');
 }
 
 static void server_receives(struct side *s)
@@ -639,7 +531,7 @@ static void server(struct side *s)
 	server_receives(s);
 	server_traffic_events(s);
 	server_busy_and_error(s);
-	say(s, 'D');
+	side_say(s->sock, 'D');
 }
 
 int main(int argc, char **argv)

@@ -29,19 +29,17 @@
  * Also ibv_query_device_ex and ibv_query_port's extended attributes.
  * Prints "extended SIDE: ok: N checks" and exits 0, or names the first failure.
  */
-#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
-#include <netinet/in.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+
+#define CHECK_PROGRAM "extended"
+#include "../check.h"
+#include "../two_sided.h"
 
 #define BUF_SIZE (64 * 1024)
 #define RC_RECV_SLOT 256   /* RC receives: slots from 0 */
@@ -61,24 +59,6 @@
 #define TIMEOUT_MS 20000
 #define MAX_SEND_SGE 2
 #define MAX_INLINE 64
-
-static const char *side = "?";
-static int checks;
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (ok)
-		return;
-	fprintf(stderr, "extended %s: FAIL: ", side);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 static uint8_t pattern(size_t i, unsigned int seed)
 {
@@ -132,14 +112,6 @@ static void read_current(struct ibv_cq_ex *cq, struct got *g)
 	g->dlid_path_bits = ibv_wc_read_dlid_path_bits(cq);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Up to n completions within timeout_ms, each poll walking with ibv_next_poll. */
 static int poll_ex(struct ibv_cq_ex *cq, struct got *out, int n, int timeout_ms)
 {
@@ -151,11 +123,11 @@ static int poll_ex(struct ibv_cq_ex *cq, struct got *out, int n, int timeout_ms)
 		ret = ibv_start_poll(cq, &attr);
 		if (ret == ENOENT)
 			continue;
-		check(ret == 0, "ibv_start_poll: %d", ret);
+		CHECK(ret == 0, "ibv_start_poll: %d", ret);
 		read_current(cq, &out[got++]);
 		while (got < n && (ret = ibv_next_poll(cq)) == 0)
 			read_current(cq, &out[got++]);
-		check(got == n || ret == ENOENT, "ibv_next_poll: %d", ret);
+		CHECK(got == n || ret == ENOENT, "ibv_next_poll: %d", ret);
 		ibv_end_poll(cq);
 	}
 	return got;
@@ -164,130 +136,55 @@ static int poll_ex(struct ibv_cq_ex *cq, struct got *out, int n, int timeout_ms)
 static void expect(const struct got *g, const char *what, uint64_t wr_id, enum ibv_wc_opcode opcode,
 		   uint32_t byte_len, uint32_t qp_num, unsigned int wc_flags)
 {
-	check(g->wr_id == wr_id && g->status == IBV_WC_SUCCESS,
+	CHECK(g->wr_id == wr_id && g->status == IBV_WC_SUCCESS,
 	      "%s: wr_id %llu status %s, want %llu success", what, (unsigned long long)g->wr_id,
 	      ibv_wc_status_str(g->status), (unsigned long long)wr_id);
-	check(g->opcode == opcode, "%s: opcode %d, want %d", what, g->opcode, opcode);
-	check(g->byte_len == byte_len, "%s: byte_len %u, want %u", what, g->byte_len, byte_len);
-	check(g->qp_num == qp_num, "%s: qp_num 0x%x, want 0x%x", what, g->qp_num, qp_num);
-	check(g->wc_flags == wc_flags, "%s: wc_flags 0x%x, want 0x%x", what, g->wc_flags, wc_flags);
-	check(g->vendor_err == 0 && g->slid == 0 && g->sl == 0 && g->dlid_path_bits == 0,
+	CHECK(g->opcode == opcode, "%s: opcode %d, want %d", what, g->opcode, opcode);
+	CHECK(g->byte_len == byte_len, "%s: byte_len %u, want %u", what, g->byte_len, byte_len);
+	CHECK(g->qp_num == qp_num, "%s: qp_num 0x%x, want 0x%x", what, g->qp_num, qp_num);
+	CHECK(g->wc_flags == wc_flags, "%s: wc_flags 0x%x, want 0x%x", what, g->wc_flags, wc_flags);
+	CHECK(g->vendor_err == 0 && g->slid == 0 && g->sl == 0 && g->dlid_path_bits == 0,
 	      "%s: vendor_err %u slid %u sl %u dlid_path_bits %u, want all 0 on RoCE", what,
 	      g->vendor_err, g->slid, g->sl, g->dlid_path_bits);
 }
 
 static void expect_one(struct ibv_cq_ex *cq, const char *what, struct got *g)
 {
-	check(poll_ex(cq, g, 1, TIMEOUT_MS) == 1, "%s: no completion in %d ms", what, TIMEOUT_MS);
+	CHECK(poll_ex(cq, g, 1, TIMEOUT_MS) == 1, "%s: no completion in %d ms", what, TIMEOUT_MS);
 }
 
 static void expect_none(struct ibv_cq_ex *cq, const char *what)
 {
 	struct got g = {0};
 
-	check(poll_ex(cq, &g, 1, 200) == 0, "%s: a completion arrived (wr_id %llu, status %s)",
+	CHECK(poll_ex(cq, &g, 1, 200) == 0, "%s: a completion arrived (wr_id %llu, status %s)",
 	      what, (unsigned long long)g.wr_id, ibv_wc_status_str(g.status));
 }
 
-/* ---- TCP side channel --------------------------------------------------------- */
-
-static void xfer(int sock, void *p, size_t n, bool out)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = out ? write(sock, (char *)p + done, n - done)
-				: read(sock, (char *)p + done, n - done);
-
-		check(r > 0, "side channel %s: %s", out ? "write" : "read",
-		      r ? strerror(errno) : "closed");
-		done += (size_t)r;
-	}
-}
-
-static void say(struct side *s, char c)
-{
-	xfer(s->sock, &c, 1, true);
-}
-
-static void hear(struct side *s, char want)
-{
-	char c;
-
-	xfer(s->sock, &c, 1, false);
-	check(c == want, "side channel: '%c', want '%c'", c, want);
-}
-
-static int tcp_connect(bool server, const char *addr, int port)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd = socket(AF_INET, SOCK_STREAM, 0), conn, one = 1;
-
-	check(fd >= 0, "socket: %s", strerror(errno));
-	if (!server) {
-		int ret = -1;
-
-		check(inet_pton(AF_INET, addr, &sa.sin_addr) == 1, "bad address %s", addr);
-		/* The server may not listen yet: 10 s of tries, each on a new socket. */
-		for (int i = 0; i < 100 && ret; i++) {
-			if (i) {
-				close(fd);
-				usleep(100 * 1000);
-				fd = socket(AF_INET, SOCK_STREAM, 0);
-				check(fd >= 0, "socket: %s", strerror(errno));
-			}
-			ret = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-		}
-		check(ret == 0, "connect %s:%d: %s", addr, port, strerror(errno));
-		return fd;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	check(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 1) == 0,
-	      "listen on %d: %s", port, strerror(errno));
-	conn = accept(fd, NULL, NULL);
-	check(conn >= 0, "accept: %s", strerror(errno));
-	close(fd);
-	return conn;
-}
-
 /* ---- setup ------------------------------------------------------------------------- */
-
-static struct ibv_context *open_device(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	check(list != NULL, "ibv_get_device_list: %s", strerror(errno));
-	for (int i = 0; list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	check(ctx != NULL, "no device %s", name);
-	return ctx;
-}
 
 static void check_queries(struct ibv_context *ctx)
 {
 	struct ibv_device_attr_ex dev;
 	struct ibv_port_attr port;
 
-	check(ibv_query_device_ex(ctx, NULL, &dev) == 0, "ibv_query_device_ex");
-	check(dev.phys_port_cnt_ex == 1 && dev.orig_attr.phys_port_cnt == 1,
+	CHECK(ibv_query_device_ex(ctx, NULL, &dev) == 0, "ibv_query_device_ex");
+	CHECK(dev.phys_port_cnt_ex == 1 && dev.orig_attr.phys_port_cnt == 1,
 	      "phys_port_cnt_ex %u, phys_port_cnt %u: want 1", dev.phys_port_cnt_ex,
 	      dev.orig_attr.phys_port_cnt);
-	check(dev.orig_attr.max_qp_wr > 0 && dev.orig_attr.max_sge >= MAX_SEND_SGE,
+	CHECK(dev.orig_attr.max_qp_wr > 0 && dev.orig_attr.max_sge >= MAX_SEND_SGE,
 	      "max_qp_wr %d max_sge %d", dev.orig_attr.max_qp_wr, dev.orig_attr.max_sge);
 	/* No timestamps: what ibv_create_cq_ex's refusal below agrees with. */
-	check(dev.completion_timestamp_mask == 0 && dev.hca_core_clock == 0,
+	CHECK(dev.completion_timestamp_mask == 0 && dev.hca_core_clock == 0,
 	      "completion_timestamp_mask 0x%llx, hca_core_clock %llu: want 0",
 	      (unsigned long long)dev.completion_timestamp_mask,
 	      (unsigned long long)dev.hca_core_clock);
-	check(ibv_query_port(ctx, 1, &port) == 0, "ibv_query_port");
-	check(port.state == IBV_PORT_ACTIVE && port.link_layer == IBV_LINK_LAYER_ETHERNET,
+	CHECK(ibv_query_port(ctx, 1, &port) == 0, "ibv_query_port");
+	CHECK(port.state == IBV_PORT_ACTIVE && port.link_layer == IBV_LINK_LAYER_ETHERNET,
 	      "port state %d link_layer %d", port.state, port.link_layer);
-	check(port.flags & IBV_QPF_GRH_REQUIRED, "port flags 0x%x: want IBV_QPF_GRH_REQUIRED",
+	CHECK(port.flags & IBV_QPF_GRH_REQUIRED, "port flags 0x%x: want IBV_QPF_GRH_REQUIRED",
 	      port.flags);
-	check(ibv_query_port(ctx, 2, &port) == EINVAL, "ibv_query_port 2: want EINVAL");
+	CHECK(ibv_query_port(ctx, 2, &port) == EINVAL, "ibv_query_port 2: want EINVAL");
 }
 
 static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx)
@@ -295,7 +192,7 @@ static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx)
 	struct ibv_cq_init_attr_ex attr = {.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS};
 	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &attr);
 
-	check(cq != NULL, "ibv_create_cq_ex: %s", strerror(errno));
+	CHECK(cq != NULL, "ibv_create_cq_ex: %s", strerror(errno));
 	return cq;
 }
 
@@ -316,18 +213,11 @@ static struct ibv_qp *create_qp_ex(struct side *s, enum ibv_qp_type type, uint64
 	};
 	struct ibv_qp *qp = ibv_create_qp_ex(s->ctx, &attr);
 
-	check(qp != NULL, "ibv_create_qp_ex type %d: %s", type, strerror(errno));
-	check(attr.cap.max_send_sge == MAX_SEND_SGE && attr.cap.max_inline_data >= MAX_INLINE,
+	CHECK(qp != NULL, "ibv_create_qp_ex type %d: %s", type, strerror(errno));
+	CHECK(attr.cap.max_send_sge == MAX_SEND_SGE && attr.cap.max_inline_data >= MAX_INLINE,
 	      "caps: max_send_sge %u max_inline_data %u", attr.cap.max_send_sge,
 	      attr.cap.max_inline_data);
 	return qp;
-}
-
-static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
-{
-	int ret = ibv_modify_qp(qp, a, mask);
-
-	check(ret == 0, "ibv_modify_qp to %s: %s", what, strerror(ret));
 }
 
 /* INIT: receives can be posted. */
@@ -382,7 +272,7 @@ static void post_recv(struct ibv_qp *qp, struct side *s, uint64_t wr_id, size_t 
 	    .addr = (uintptr_t)(s->buf + off), .length = len, .lkey = s->mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1}, *bad;
 
-	check(ibv_post_recv(qp, &wr, &bad) == 0, "ibv_post_recv %llu", (unsigned long long)wr_id);
+	CHECK(ibv_post_recv(qp, &wr, &bad) == 0, "ibv_post_recv %llu", (unsigned long long)wr_id);
 }
 
 static void setup(struct side *s, const char *dev, int gid_index, bool server)
@@ -392,11 +282,11 @@ static void setup(struct side *s, const char *dev, int gid_index, bool server)
 	s->ctx = open_device(dev);
 	check_queries(s->ctx);
 	s->gid_index = gid_index;
-	check(ibv_query_gid(s->ctx, 1, gid_index, &s->gid) == 0, "ibv_query_gid %d", gid_index);
+	CHECK(ibv_query_gid(s->ctx, 1, gid_index, &s->gid) == 0, "ibv_query_gid %d", gid_index);
 	s->pd = ibv_alloc_pd(s->ctx);
-	check(s->pd != NULL, "ibv_alloc_pd");
+	CHECK(s->pd != NULL, "ibv_alloc_pd");
 	s->buf = aligned_alloc(4096, BUF_SIZE);
-	check(s->buf != NULL, "buffer");
+	CHECK(s->buf != NULL, "buffer");
 	memset(s->buf, 0, BUF_SIZE);
 	for (size_t i = 0; i < 4096; i++) {
 		s->buf[SOURCE_AREA + i] = pattern(i, 7);
@@ -407,7 +297,7 @@ static void setup(struct side *s, const char *dev, int gid_index, bool server)
 	    ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
 		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
-	check(s->mr != NULL, "ibv_reg_mr: %s", strerror(errno));
+	CHECK(s->mr != NULL, "ibv_reg_mr: %s", strerror(errno));
 	s->scq = create_cq_ex(s->ctx);
 	s->rcq = create_cq_ex(s->ctx);
 	s->rc = create_qp_ex(s, IBV_QPT_RC,
@@ -419,7 +309,7 @@ static void setup(struct side *s, const char *dev, int gid_index, bool server)
 	s->ud = create_qp_ex(s, IBV_QPT_UD, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
 	s->rcx = ibv_qp_to_qp_ex(s->rc);
 	s->udx = ibv_qp_to_qp_ex(s->ud);
-	check(s->rcx && s->udx && &s->rcx->qp_base == s->rc, "ibv_qp_to_qp_ex");
+	CHECK(s->rcx && s->udx && &s->rcx->qp_base == s->rc, "ibv_qp_to_qp_ex");
 	init_qps(s);
 	/* The server's receives are there before the client can send. */
 	if (server) {
@@ -434,19 +324,19 @@ static void setup(struct side *s, const char *dev, int gid_index, bool server)
 			   .rkey = s->mr->rkey,
 			   .addr = (uintptr_t)s->buf,
 			   .gid = s->gid};
-	xfer(s->sock, &me, sizeof(me), true);
-	xfer(s->sock, &s->remote, sizeof(s->remote), false);
+	side_xfer(s->sock, &me, sizeof(me), true, "QP numbers");
+	side_xfer(s->sock, &s->remote, sizeof(s->remote), false, "the peer's QP numbers");
 	bring_up(s);
 }
 
 static void teardown(struct side *s)
 {
-	check(ibv_destroy_qp(s->rc) == 0 && ibv_destroy_qp(s->ud) == 0, "ibv_destroy_qp");
-	check(ibv_destroy_cq(ibv_cq_ex_to_cq(s->scq)) == 0 &&
+	CHECK(ibv_destroy_qp(s->rc) == 0 && ibv_destroy_qp(s->ud) == 0, "ibv_destroy_qp");
+	CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(s->scq)) == 0 &&
 		  ibv_destroy_cq(ibv_cq_ex_to_cq(s->rcq)) == 0,
 	      "ibv_destroy_cq");
-	check(ibv_dereg_mr(s->mr) == 0 && ibv_dealloc_pd(s->pd) == 0, "dereg/dealloc");
-	check(ibv_close_device(s->ctx) == 0, "ibv_close_device");
+	CHECK(ibv_dereg_mr(s->mr) == 0 && ibv_dealloc_pd(s->pd) == 0, "dereg/dealloc");
+	CHECK(ibv_close_device(s->ctx) == 0, "ibv_close_device");
 	free(s->buf);
 	close(s->sock);
 }
@@ -459,7 +349,7 @@ static struct ibv_ah *ah_to(struct side *s, const union ibv_gid *gid)
 	    .grh = {.dgid = *gid, .sgid_index = (uint8_t)s->gid_index, .hop_limit = 64}};
 	struct ibv_ah *ah = ibv_create_ah(s->pd, &a);
 
-	check(ah != NULL, "ibv_create_ah: %s", strerror(errno));
+	CHECK(ah != NULL, "ibv_create_ah: %s", strerror(errno));
 	return ah;
 }
 
@@ -496,9 +386,9 @@ static void client_rc_batch(struct side *s)
 	ibv_wr_set_inline_data(q, inline_bytes, sizeof(inline_bytes));
 	/* Inline data is copied by the setter: this must not reach the wire. */
 	memset(inline_bytes, 0xee, sizeof(inline_bytes));
-	check(ibv_wr_complete(q) == 0, "ibv_wr_complete of SEND, SEND_IMM, WRITE, WRITE_IMM");
+	CHECK(ibv_wr_complete(q) == 0, "ibv_wr_complete of SEND, SEND_IMM, WRITE, WRITE_IMM");
 
-	check(poll_ex(s->scq, g, 4, TIMEOUT_MS) == 4, "4 send completions");
+	CHECK(poll_ex(s->scq, g, 4, TIMEOUT_MS) == 4, "4 send completions");
 	expect(&g[0], "SEND", 1, IBV_WC_SEND, 100, s->rc->qp_num, 0);
 	expect(&g[1], "SEND_IMM", 2, IBV_WC_SEND, 120, s->rc->qp_num, 0);
 	expect(&g[2], "WRITE", 3, IBV_WC_RDMA_WRITE, 200, s->rc->qp_num, 0);
@@ -522,16 +412,16 @@ static void client_read_atomics(struct side *s)
 	q->wr_id = 7;
 	ibv_wr_atomic_fetch_add(q, s->remote.rkey, s->remote.addr + ATOMIC_WORD, 5);
 	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)&orig[1], 8);
-	check(ibv_wr_complete(q) == 0, "ibv_wr_complete of READ, CAS, FAA");
+	CHECK(ibv_wr_complete(q) == 0, "ibv_wr_complete of READ, CAS, FAA");
 
-	check(poll_ex(s->scq, g, 3, TIMEOUT_MS) == 3, "3 READ/atomic completions");
+	CHECK(poll_ex(s->scq, g, 3, TIMEOUT_MS) == 3, "3 READ/atomic completions");
 	expect(&g[0], "READ", 5, IBV_WC_RDMA_READ, 300, s->rc->qp_num, 0);
 	expect(&g[1], "CAS", 6, IBV_WC_COMP_SWAP, 8, s->rc->qp_num, 0);
 	expect(&g[2], "FAA", 7, IBV_WC_FETCH_ADD, 8, s->rc->qp_num, 0);
 	for (size_t i = 0; i < 300; i++)
-		check(s->buf[READ_INTO + i] == pattern(i, 13), "READ byte %zu: 0x%02x, want 0x%02x",
+		CHECK(s->buf[READ_INTO + i] == pattern(i, 13), "READ byte %zu: 0x%02x, want 0x%02x",
 		      i, s->buf[READ_INTO + i], pattern(i, 13));
-	check(orig[0] == 100 && orig[1] == 200, "CAS returned %llu (want 100), FAA %llu (want 200)",
+	CHECK(orig[0] == 100 && orig[1] == 200, "CAS returned %llu (want 100), FAA %llu (want 200)",
 	      (unsigned long long)orig[0], (unsigned long long)orig[1]);
 }
 
@@ -542,17 +432,17 @@ static void client_read_window(struct side *s)
 	uint32_t window_rkey;
 	struct got g;
 
-	xfer(s->sock, &window_rkey, sizeof(window_rkey), false);
+	side_xfer(s->sock, &window_rkey, sizeof(window_rkey), false, "the window's rkey");
 	ibv_wr_start(q);
 	q->wr_flags = IBV_SEND_SIGNALED;
 	q->wr_id = 8;
 	ibv_wr_rdma_read(q, window_rkey, s->remote.addr + READ_AREA + WINDOW_OFFSET);
 	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)(s->buf + WINDOW_READ_INTO), WINDOW_LENGTH);
-	check(ibv_wr_complete(q) == 0, "ibv_wr_complete of the READ through the window");
+	CHECK(ibv_wr_complete(q) == 0, "ibv_wr_complete of the READ through the window");
 	expect_one(s->scq, "READ through the window", &g);
 	expect(&g, "READ through the window", 8, IBV_WC_RDMA_READ, WINDOW_LENGTH, s->rc->qp_num, 0);
 	for (size_t i = 0; i < WINDOW_LENGTH; i++)
-		check(s->buf[WINDOW_READ_INTO + i] == pattern(WINDOW_OFFSET + i, 13),
+		CHECK(s->buf[WINDOW_READ_INTO + i] == pattern(WINDOW_OFFSET + i, 13),
 		      "READ through the window, byte %zu", i);
 }
 
@@ -571,19 +461,19 @@ static void client_ud(struct side *s)
 	ibv_wr_send_imm(s->udx, htobe32(0x0badf00d));
 	ibv_wr_set_ud_addr(s->udx, ah, s->remote.ud_qpn, QKEY);
 	ibv_wr_set_inline_data(s->udx, data, sizeof(data));
-	check(ibv_wr_complete(s->udx) == 0, "ibv_wr_complete of a UD SEND_IMM");
+	CHECK(ibv_wr_complete(s->udx) == 0, "ibv_wr_complete of a UD SEND_IMM");
 	expect_one(s->scq, "UD SEND_IMM", &g);
 	expect(&g, "UD SEND_IMM", 8, IBV_WC_SEND, 48, s->ud->qp_num, 0);
 
 	/* The server's answer, through an AH made from this datagram's completion. */
 	expect_one(s->rcq, "UD reply", &g);
 	expect(&g, "UD reply", 300, IBV_WC_RECV, GRH_BYTES + 16, s->ud->qp_num, IBV_WC_GRH);
-	check(g.src_qp == s->remote.ud_qpn, "UD reply src_qp 0x%x, want 0x%x", g.src_qp,
+	CHECK(g.src_qp == s->remote.ud_qpn, "UD reply src_qp 0x%x, want 0x%x", g.src_qp,
 	      s->remote.ud_qpn);
 	for (size_t i = 0; i < 16; i++)
-		check(s->buf[UD_REPLY_AREA + GRH_BYTES + i] == pattern(i, 31), "UD reply byte %zu",
+		CHECK(s->buf[UD_REPLY_AREA + GRH_BYTES + i] == pattern(i, 31), "UD reply byte %zu",
 		      i);
-	check(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
+	CHECK(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
 }
 
 static void client_bad_input(struct side *s)
@@ -608,7 +498,7 @@ static void client_bad_input(struct side *s)
 	ibv_wr_send(q);
 	ibv_wr_set_sge_list(q, MAX_SEND_SGE + 1, three);
 	ret = ibv_wr_complete(q);
-	check(ret == ENOSPC, "%d SGEs on a QP of %d: %d, want ENOSPC", MAX_SEND_SGE + 1,
+	CHECK(ret == ENOSPC, "%d SGEs on a QP of %d: %d, want ENOSPC", MAX_SEND_SGE + 1,
 	      MAX_SEND_SGE, ret);
 
 	ibv_wr_start(q);
@@ -616,7 +506,7 @@ static void client_bad_input(struct side *s)
 	ibv_wr_send(q);
 	ibv_wr_set_inline_data(q, too_much, sizeof(too_much));
 	ret = ibv_wr_complete(q);
-	check(ret == ENOSPC, "%zu inline bytes on a QP of %d: %d, want ENOSPC", sizeof(too_much),
+	CHECK(ret == ENOSPC, "%zu inline bytes on a QP of %d: %d, want ENOSPC", sizeof(too_much),
 	      MAX_INLINE, ret);
 
 	ibv_wr_start(q);
@@ -625,25 +515,25 @@ static void client_bad_input(struct side *s)
 	ibv_wr_set_ud_addr(q, ah, s->remote.ud_qpn, QKEY);
 	ibv_wr_set_sge(q, s->mr->lkey, src(s, 0), 8);
 	ret = ibv_wr_complete(q);
-	check(ret == EINVAL, "an AH on the RC QP: %d, want EINVAL", ret);
+	CHECK(ret == EINVAL, "an AH on the RC QP: %d, want EINVAL", ret);
 
 	/* Outside ibv_wr_start..complete: nothing to build, nothing to complete. */
 	q->wr_id = 93;
 	ibv_wr_send(q);
 	ibv_wr_set_sge(q, s->mr->lkey, src(s, 0), 8);
 	ret = ibv_wr_complete(q);
-	check(ret == EINVAL, "ibv_wr_complete without ibv_wr_start: %d, want EINVAL", ret);
+	CHECK(ret == EINVAL, "ibv_wr_complete without ibv_wr_start: %d, want EINVAL", ret);
 
 	ibv_wr_start(q);
 	ibv_wr_set_sge(q, s->mr->lkey, src(s, 0), 8);
 	ret = ibv_wr_complete(q);
-	check(ret == EINVAL, "a setter before any builder: %d, want EINVAL", ret);
+	CHECK(ret == EINVAL, "a setter before any builder: %d, want EINVAL", ret);
 
 	ibv_wr_start(s->udx);
 	s->udx->wr_id = 94;
 	ibv_wr_rdma_write(s->udx, s->remote.rkey, s->remote.addr);
 	ret = ibv_wr_complete(s->udx);
-	check(ret == EOPNOTSUPP, "WRITE on a QP created for SENDs: %d, want EOPNOTSUPP", ret);
+	CHECK(ret == EOPNOTSUPP, "WRITE on a QP created for SENDs: %d, want EOPNOTSUPP", ret);
 
 	ibv_wr_start(q);
 	q->wr_id = 95;
@@ -651,7 +541,7 @@ static void client_bad_input(struct side *s)
 	ibv_wr_send(q);
 	ibv_wr_set_sge(q, s->mr->lkey, src(s, 0), 8);
 	ret = ibv_wr_complete(q);
-	check(ret == EINVAL, "wr_flags IBV_SEND_IP_CSUM: %d, want EINVAL", ret);
+	CHECK(ret == EINVAL, "wr_flags IBV_SEND_IP_CSUM: %d, want EINVAL", ret);
 	q->wr_flags = IBV_SEND_SIGNALED;
 
 	ibv_wr_start(q);
@@ -666,7 +556,7 @@ static void client_bad_input(struct side *s)
 				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED};
 	ret = ibv_post_send(s->rc, &wr, &bad);
-	check(ret == EINVAL && bad == &wr, "ibv_post_send of %d SGEs: %d, want EINVAL at the WR",
+	CHECK(ret == EINVAL && bad == &wr, "ibv_post_send of %d SGEs: %d, want EINVAL at the WR",
 	      MAX_SEND_SGE + 1, ret);
 	expect_none(s->scq, "refused work requests");
 
@@ -679,12 +569,12 @@ static void client_bad_input(struct side *s)
 	    .pd = s->pd,
 	    .send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE};
 	errno = 0;
-	check(ibv_create_qp_ex(s->ctx, &qa) == NULL && errno == EOPNOTSUPP,
+	CHECK(ibv_create_qp_ex(s->ctx, &qa) == NULL && errno == EOPNOTSUPP,
 	      "ibv_create_qp_ex of a UD QP with RDMA WRITE: errno %d, want EOPNOTSUPP", errno);
 	ca = (struct ibv_cq_init_attr_ex){
 	    .cqe = 4, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP};
 	errno = 0;
-	check(ibv_create_cq_ex(s->ctx, &ca) == NULL && errno == EOPNOTSUPP,
+	CHECK(ibv_create_cq_ex(s->ctx, &ca) == NULL && errno == EOPNOTSUPP,
 	      "ibv_create_cq_ex with completion timestamps: errno %d, want EOPNOTSUPP", errno);
 	legacy = (struct ibv_qp_init_attr){
 	    .send_cq = ibv_cq_ex_to_cq(s->scq),
@@ -692,10 +582,10 @@ static void client_bad_input(struct side *s)
 	    .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1},
 	    .qp_type = IBV_QPT_RC};
 	qp = ibv_create_qp(s->pd, &legacy);
-	check(qp != NULL, "ibv_create_qp");
-	check(ibv_qp_to_qp_ex(qp) == NULL, "ibv_qp_to_qp_ex of an ibv_create_qp QP: want NULL");
-	check(ibv_destroy_qp(qp) == 0, "ibv_destroy_qp");
-	check(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
+	CHECK(qp != NULL, "ibv_create_qp");
+	CHECK(ibv_qp_to_qp_ex(qp) == NULL, "ibv_qp_to_qp_ex of an ibv_create_qp QP: want NULL");
+	CHECK(ibv_destroy_qp(qp) == 0, "ibv_destroy_qp");
+	CHECK(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
 }
 
 /* The QP still works, and nothing refused reached the server: it gets exactly this. */
@@ -710,11 +600,11 @@ static void client_last_send(struct side *s)
 	s->rcx->wr_id = 99;
 	ibv_wr_send(s->rcx);
 	ibv_wr_set_sge(s->rcx, s->mr->lkey, src(s, 1024), 8);
-	check(ibv_wr_complete(s->rcx) == 0, "ibv_wr_complete after the refusals");
+	CHECK(ibv_wr_complete(s->rcx) == 0, "ibv_wr_complete after the refusals");
 	/* ibv_poll_cq on an extended CQ, as perftest polls it. */
 	while (n == 0 && now_ms() < deadline)
 		n = ibv_poll_cq(ibv_cq_ex_to_cq(s->scq), 1, &wc);
-	check(n == 1 && wc.wr_id == 99 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND,
+	CHECK(n == 1 && wc.wr_id == 99 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND,
 	      "last SEND through ibv_poll_cq: n %d wr_id %llu status %s", n,
 	      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
 	expect_none(s->scq, "after the last SEND");
@@ -723,16 +613,16 @@ static void client_last_send(struct side *s)
 static void client(struct side *s)
 {
 	client_rc_batch(s);
-	say(s, '1');
+	side_say(s->sock, '1');
 	client_read_atomics(s);
-	say(s, '2');
-	hear(s, '2');
+	side_say(s->sock, '2');
+	side_hear(s->sock, '2');
 	client_read_window(s);
-	say(s, 'W');
+	side_say(s->sock, 'W');
 	client_ud(s);
 	client_bad_input(s);
 	client_last_send(s);
-	hear(s, 'D');
+	side_hear(s->sock, 'D');
 }
 
 /* ---- the server ---------------------------------------------------------------- */
@@ -742,24 +632,24 @@ static void server_rc_batch(struct side *s)
 	struct got g[3];
 	uint8_t want[120];
 
-	check(poll_ex(s->rcq, g, 3, TIMEOUT_MS) == 3, "3 receive completions");
+	CHECK(poll_ex(s->rcq, g, 3, TIMEOUT_MS) == 3, "3 receive completions");
 	expect(&g[0], "recv of SEND", 100, IBV_WC_RECV, 100, s->rc->qp_num, 0);
 	expect(&g[1], "recv of SEND_IMM", 101, IBV_WC_RECV, 120, s->rc->qp_num, IBV_WC_WITH_IMM);
-	check(g[1].imm == htobe32(0xa1b2c3d4), "SEND_IMM imm 0x%x", be32toh(g[1].imm));
+	CHECK(g[1].imm == htobe32(0xa1b2c3d4), "SEND_IMM imm 0x%x", be32toh(g[1].imm));
 	expect(&g[2], "recv of WRITE_IMM", 102, IBV_WC_RECV_RDMA_WITH_IMM, 32, s->rc->qp_num,
 	       IBV_WC_WITH_IMM);
-	check(g[2].imm == htobe32(0x01020304), "WRITE_IMM imm 0x%x", be32toh(g[2].imm));
+	CHECK(g[2].imm == htobe32(0x01020304), "WRITE_IMM imm 0x%x", be32toh(g[2].imm));
 	for (size_t i = 0; i < 100; i++)
-		check(s->buf[i] == pattern(i, 7), "SEND byte %zu", i);
+		CHECK(s->buf[i] == pattern(i, 7), "SEND byte %zu", i);
 	for (size_t i = 0; i < 120; i++)
 		want[i] = i < 50 ? pattern(100 + i, 7) : pattern(200 + i - 50, 7);
-	check(!memcmp(s->buf + RC_RECV_SLOT, want, sizeof(want)), "SEND_IMM's two SGEs' bytes");
+	CHECK(!memcmp(s->buf + RC_RECV_SLOT, want, sizeof(want)), "SEND_IMM's two SGEs' bytes");
 	for (size_t i = 0; i < 200; i++)
-		check(s->buf[WRITE_AREA + i] == pattern(300 + i, 7), "WRITE byte %zu", i);
+		CHECK(s->buf[WRITE_AREA + i] == pattern(300 + i, 7), "WRITE byte %zu", i);
 	for (size_t i = 0; i < 32; i++)
-		check(s->buf[WRITE_AREA + 200 + i] == 0x5a, "WRITE_IMM inline byte %zu: 0x%02x", i,
+		CHECK(s->buf[WRITE_AREA + 200 + i] == 0x5a, "WRITE_IMM inline byte %zu: 0x%02x", i,
 		      s->buf[WRITE_AREA + 200 + i]);
-	check(s->buf[WRITE_AREA + 232] == 0, "a byte past the WRITEs changed");
+	CHECK(s->buf[WRITE_AREA + 232] == 0, "a byte past the WRITEs changed");
 }
 
 static void server_ud(struct side *s)
@@ -774,11 +664,11 @@ static void server_ud(struct side *s)
 	expect_one(s->rcq, "UD datagram", &g);
 	expect(&g, "UD datagram", 200, IBV_WC_RECV, GRH_BYTES + 48, s->ud->qp_num,
 	       IBV_WC_GRH | IBV_WC_WITH_IMM);
-	check(g.src_qp == s->remote.ud_qpn, "UD src_qp 0x%x, want 0x%x", g.src_qp,
+	CHECK(g.src_qp == s->remote.ud_qpn, "UD src_qp 0x%x, want 0x%x", g.src_qp,
 	      s->remote.ud_qpn);
-	check(g.imm == htobe32(0x0badf00d), "UD imm 0x%x", be32toh(g.imm));
+	CHECK(g.imm == htobe32(0x0badf00d), "UD imm 0x%x", be32toh(g.imm));
 	for (size_t i = 0; i < 48; i++)
-		check(s->buf[UD_RECV_AREA + GRH_BYTES + i] == pattern(i, 29), "UD byte %zu", i);
+		CHECK(s->buf[UD_RECV_AREA + GRH_BYTES + i] == pattern(i, 29), "UD byte %zu", i);
 
 	/* An ibv_wc from the accessors, for the verbs that take one. */
 	wc = (struct ibv_wc){.wr_id = g.wr_id,
@@ -789,13 +679,13 @@ static void server_ud(struct side *s)
 			     .qp_num = g.qp_num,
 			     .src_qp = g.src_qp,
 			     .wc_flags = g.wc_flags};
-	check(ibv_init_ah_from_wc(s->ctx, 1, &wc, grh, &ah_attr) == 0, "ibv_init_ah_from_wc");
-	check(ah_attr.is_global && ah_attr.port_num == 1 &&
+	CHECK(ibv_init_ah_from_wc(s->ctx, 1, &wc, grh, &ah_attr) == 0, "ibv_init_ah_from_wc");
+	CHECK(ah_attr.is_global && ah_attr.port_num == 1 &&
 		  !memcmp(&ah_attr.grh.dgid, &s->remote.gid, sizeof(union ibv_gid)),
 	      "ibv_init_ah_from_wc: is_global %d port %d, dgid not the client's", ah_attr.is_global,
 	      ah_attr.port_num);
 	ah = ibv_create_ah_from_wc(s->pd, &wc, grh, 1);
-	check(ah != NULL, "ibv_create_ah_from_wc: %s", strerror(errno));
+	CHECK(ah != NULL, "ibv_create_ah_from_wc: %s", strerror(errno));
 	for (size_t i = 0; i < sizeof(reply); i++)
 		reply[i] = pattern(i, 31);
 	ibv_wr_start(s->udx);
@@ -804,10 +694,10 @@ static void server_ud(struct side *s)
 	ibv_wr_send(s->udx);
 	ibv_wr_set_ud_addr(s->udx, ah, wc.src_qp, QKEY);
 	ibv_wr_set_inline_data(s->udx, reply, sizeof(reply));
-	check(ibv_wr_complete(s->udx) == 0, "ibv_wr_complete of the UD reply");
+	CHECK(ibv_wr_complete(s->udx) == 0, "ibv_wr_complete of the UD reply");
 	expect_one(s->scq, "UD reply sent", &g);
 	expect(&g, "UD reply sent", 400, IBV_WC_SEND, 16, s->ud->qp_num, 0);
-	check(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
+	CHECK(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
 }
 
 /* A type 2 window over part of READ_AREA, remote read only, for the client's QP. */
@@ -822,27 +712,27 @@ static void server_window(struct side *s)
 	uint32_t rkey;
 	struct got g;
 
-	check(mw != NULL, "ibv_alloc_mw: %s", strerror(errno));
-	check(mw->type == IBV_MW_TYPE_2 && mw->pd == s->pd && mw->context == s->ctx,
+	CHECK(mw != NULL, "ibv_alloc_mw: %s", strerror(errno));
+	CHECK(mw->type == IBV_MW_TYPE_2 && mw->pd == s->pd && mw->context == s->ctx,
 	      "the window's type, PD and context");
 	rkey = ibv_inc_rkey(mw->rkey);
 	ibv_wr_start(q);
 	q->wr_flags = IBV_SEND_SIGNALED;
 	q->wr_id = 500;
 	ibv_wr_bind_mw(q, mw, rkey, &info);
-	check(ibv_wr_complete(q) == 0, "ibv_wr_complete of ibv_wr_bind_mw");
+	CHECK(ibv_wr_complete(q) == 0, "ibv_wr_complete of ibv_wr_bind_mw");
 	expect_one(s->scq, "bind", &g);
 	expect(&g, "bind", 500, IBV_WC_BIND_MW, 0, s->rc->qp_num, 0);
-	xfer(s->sock, &rkey, sizeof(rkey), true);
-	hear(s, 'W');
+	side_xfer(s->sock, &rkey, sizeof(rkey), true, "the window's rkey");
+	side_hear(s->sock, 'W');
 	ibv_wr_start(q);
 	q->wr_flags = IBV_SEND_SIGNALED;
 	q->wr_id = 501;
 	ibv_wr_local_inv(q, rkey);
-	check(ibv_wr_complete(q) == 0, "ibv_wr_complete of ibv_wr_local_inv");
+	CHECK(ibv_wr_complete(q) == 0, "ibv_wr_complete of ibv_wr_local_inv");
 	expect_one(s->scq, "local invalidate", &g);
 	expect(&g, "local invalidate", 501, IBV_WC_LOCAL_INV, 0, s->rc->qp_num, 0);
-	check(ibv_dealloc_mw(mw) == 0, "ibv_dealloc_mw");
+	CHECK(ibv_dealloc_mw(mw) == 0, "ibv_dealloc_mw");
 }
 
 static void server(struct side *s)
@@ -850,24 +740,25 @@ static void server(struct side *s)
 	struct got g;
 
 	server_rc_batch(s);
-	hear(s, '1');
-	hear(s, '2');
-	check(*(uint64_t *)(s->buf + ATOMIC_WORD) == 205, "atomic word %llu, want 205",
+	side_hear(s->sock, '1');
+	side_hear(s->sock, '2');
+	CHECK(*(uint64_t *)(s->buf + ATOMIC_WORD) == 205, "atomic word %llu, want 205",
 	      (unsigned long long)*(uint64_t *)(s->buf + ATOMIC_WORD));
-	say(s, '2');
+	side_say(s->sock, '2');
 	server_window(s);
 	server_ud(s);
 	expect_one(s->rcq, "the client's last SEND", &g);
 	expect(&g, "the client's last SEND (nothing refused arrived)", 103, IBV_WC_RECV, 8,
 	       s->rc->qp_num, 0);
-	check(!memcmp(s->buf + 3 * RC_RECV_SLOT, "last one", 8), "last SEND's bytes");
+	CHECK(!memcmp(s->buf + 3 * RC_RECV_SLOT, "last one", 8), "last SEND's bytes");
 	expect_none(s->rcq, "after the last SEND");
-	say(s, 'D');
+	side_say(s->sock, 'D');
 }
 
 int main(int argc, char **argv)
 {
 	struct side s = {0};
+	const char *side;
 	bool is_server;
 
 	if (argc < 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client")) ||
@@ -880,7 +771,7 @@ int main(int argc, char **argv)
 	}
 	side = argv[1];
 	is_server = !strcmp(side, "server");
-	s.sock = tcp_connect(is_server, is_server ? NULL : argv[5], atoi(argv[4]));
+	s.sock = side_channel(is_server, is_server ? NULL : argv[5], atoi(argv[4]));
 	setup(&s, argv[2], atoi(argv[3]), is_server);
 	if (is_server)
 		server(&s);
