@@ -223,8 +223,11 @@ struct xr_engine_stats {
 	__u64 rx_ghost_acks;
 	/* dropped: a response whose opcode does not fit the request it answers */
 	__u64 rx_bad_response;
-	/* dropped: duplicate READ/atomic requests beyond one replay of each saved response per engine round */
+	/* dropped: duplicate READ/atomic requests beyond one replay of each saved response per
+	 * engine round */
 	__u64 rx_dup_deferred;
+	/* of rx_frames: sent by this device to itself, delivered inside the engine */
+	__u64 loopback_frames;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

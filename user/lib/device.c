@@ -29,7 +29,13 @@ static uint8_t *port_tx_alloc(void *ctx, uint32_t *cap)
 
 static void port_tx_submit(void *ctx, uint8_t *buf, uint32_t len)
 {
-	xr_xsk_port_tx_submit(((struct xr_device *)ctx)->port, buf, len);
+	struct xr_device *dev = ctx;
+
+	if (!xr_loopback_is_own(dev, buf, len))
+		xr_xsk_port_tx_submit(dev->port, buf, len);
+	else if (!xr_loopback_push(&dev->loopback, buf, len))
+		xr_xsk_port_tx_abort(dev->port,
+				     buf); /* lost, as on a wire: never, see loopback.h */
 }
 
 static void port_tx_abort(void *ctx, uint8_t *buf)
@@ -110,6 +116,9 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	err = xr_xsk_port_open(&pcfg, &dev->port);
 	if (err)
 		return err;
+	err = xr_loopback_init(&dev->loopback, xr_xsk_port_tx_frames(dev->port));
+	if (err)
+		return err;
 
 	xr_core_init(&dev->core, &port);
 	dev->core.device = dev;
@@ -149,6 +158,7 @@ static void release_device(struct xr_device *dev)
 	xr_engine_stop(dev);
 	xr_port_monitor_close(dev);
 	xr_async_close(dev);
+	xr_loopback_destroy(&dev->loopback);
 	if (dev->port)
 		xr_xsk_port_close(dev->port);
 	xr_mcast_reset(dev);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "core/core.h"
+#include "loopback.h"
 #include "netlink.h"
 #include "xdp_attach.h"
 #include "xsk_port.h"
@@ -25,6 +26,7 @@ struct xr_device {
 	struct xr_xdp_handle xdp;
 	bool attached_by_us;
 	struct xr_xsk_port *port;
+	struct xr_loopback loopback; /* frames to ourselves, for the next engine round */
 	/* Per group of core.mcast: the socket holding the interface's membership, or -1. */
 	int mcast_fd[XR_MAX_MCAST_GROUPS];
 

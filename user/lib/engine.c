@@ -41,11 +41,15 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 		xr_core_rx(core, frames[i].data, frames[i].len, now);
 	if (n)
 		xr_xsk_port_rx_release(dev->port);
+	n += xr_loopback_deliver(dev, now);
 	*deadline = xr_core_progress(core, now);
 	xr_xsk_port_tx_flush(dev->port);
 	/* Frames the device refused for now: come back soon rather than at a timer. */
 	if (xr_xsk_port_tx_backlog(dev->port) && (!*deadline || *deadline > now + TX_RETRY_NS))
 		*deadline = now + TX_RETRY_NS;
+	/* Frames to ourselves are received by the next round, which must not wait. */
+	if (xr_loopback_pending(&dev->loopback))
+		*deadline = now;
 	if (memcmp(dev->xdp.engine_stats, &core->stats, sizeof(core->stats)))
 		*dev->xdp.engine_stats = core->stats;
 	return n || core->stats.tx_frames != tx_before;

@@ -202,6 +202,27 @@ int xr_bind_mw(struct xr_qp *qp, struct xr_mw *mw, struct xr_mw_bind *mw_bind)
 	return err ? fail(err) : 0;
 }
 
+/*
+ * The MAC frames to dgid go to. Called without the lock: asking the
+ * neighbour table may wait for ARP or neighbour discovery.
+ */
+static int resolve_dmac(struct xr_device *dev, const union xr_gid *dgid, uint8_t dmac[6])
+{
+	bool local;
+
+	if (xr_gid_is_multicast(dgid)) {
+		xr_mcast_mac(dgid, dmac); /* a group has no neighbour to ask */
+		return 0;
+	}
+	/* Our own GID: the engine delivers the frames itself (loopback.h). */
+	pthread_mutex_lock(&dev->lock);
+	local = xr_core_gid_is_local(&dev->core, dgid);
+	if (local)
+		memcpy(dmac, dev->core.mac, 6);
+	pthread_mutex_unlock(&dev->lock);
+	return local ? 0 : xr_nl_resolve_neigh(dev->netdev.ifindex, dgid, dmac, 3000);
+}
+
 struct xr_ah *xr_create_ah(struct xr_pd *pd, struct xr_ah_attr *attr)
 {
 	struct xr_device *dev;
@@ -212,14 +233,9 @@ struct xr_ah *xr_create_ah(struct xr_pd *pd, struct xr_ah_attr *attr)
 	if (!pd || !attr || !attr->is_global)
 		return fail_ptr(-EINVAL);
 	dev = dev_of_pd(pd);
-	if (xr_gid_is_multicast(&attr->grh.dgid)) {
-		xr_mcast_mac(&attr->grh.dgid, dmac); /* a group has no neighbour to ask */
-	} else {
-		/* Resolved before taking the lock: it may wait for ARP or neighbour discovery. */
-		err = xr_nl_resolve_neigh(dev->netdev.ifindex, &attr->grh.dgid, dmac, 3000);
-		if (err)
-			return fail_ptr(err);
-	}
+	err = resolve_dmac(dev, &attr->grh.dgid, dmac);
+	if (err)
+		return fail_ptr(err);
 	pthread_mutex_lock(&dev->lock);
 	ah = xr_core_create_ah(pd, attr, dmac, &err);
 	pthread_mutex_unlock(&dev->lock);
@@ -550,10 +566,10 @@ int xr_modify_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask)
 		return fail(-EINVAL);
 	dev = qp->device;
 	if (attr_mask & XR_QP_AV) {
-		/* Resolved before taking the lock: it may wait for ARP. */
-		if (!attr->ah_attr.is_global)
+		/* A connected QP's peer is one port, never a group. */
+		if (!attr->ah_attr.is_global || xr_gid_is_multicast(&attr->ah_attr.grh.dgid))
 			return fail(-EINVAL);
-		err = xr_nl_resolve_neigh(dev->netdev.ifindex, &attr->ah_attr.grh.dgid, dmac, 3000);
+		err = resolve_dmac(dev, &attr->ah_attr.grh.dgid, dmac);
 		if (err)
 			return fail(err);
 		mac = dmac;

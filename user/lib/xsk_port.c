@@ -61,6 +61,7 @@ struct xr_xsk_port {
 	struct xdp_desc *tx_pending; /* submitted, not yet in the tx ring, oldest first */
 	uint32_t tx_pending_count;
 	uint32_t tx_kick_rounds;
+	uint32_t tx_frames; /* the transmit pool: buffers tx_alloc can hand out */
 
 	uint32_t rx_next_queue; /* where the next rx scan starts, for fairness */
 	uint32_t nqueues;
@@ -287,6 +288,7 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 	port->xsk_map_fd = -1;
 	for (i = 0; i < nqueues; i++)
 		port->queues[i].queue_id = i;
+	port->tx_frames = tx_frames;
 	port->tx_kick_rounds = tx_frames / XR_COPY_TX_BATCH + 2;
 	port->tx_free = calloc(tx_frames, sizeof(*port->tx_free));
 	port->tx_pending = calloc(tx_frames, sizeof(*port->tx_pending));
@@ -408,6 +410,11 @@ uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap)
 		return NULL;
 	*cap = XR_FRAME_SIZE;
 	return port->umem_area + port->tx_free[--port->tx_free_count];
+}
+
+uint32_t xr_xsk_port_tx_frames(const struct xr_xsk_port *port)
+{
+	return port->tx_frames;
 }
 
 void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf)

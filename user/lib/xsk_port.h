@@ -43,6 +43,8 @@ void xr_xsk_port_rx_release(struct xr_xsk_port *port);
 
 /* A tx buffer of *cap bytes, or NULL when every tx frame is in flight. */
 uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap);
+/* How many buffers tx_alloc hands out at most (all of them in use at once). */
+uint32_t xr_xsk_port_tx_frames(const struct xr_xsk_port *port);
 /* Queue buf (from tx_alloc) with len bytes; sent at the next flush. */
 void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len);
 /* Give up a buffer from tx_alloc without sending it. */

@@ -80,7 +80,7 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(rx_no_recv),		ENGINE_COUNTER(uc_dropped_msgs),
     ENGINE_COUNTER(rx_bad_src),		ENGINE_COUNTER(rx_bad_dst),
     ENGINE_COUNTER(rx_ghost_acks),	ENGINE_COUNTER(rx_bad_response),
-    ENGINE_COUNTER(rx_dup_deferred),
+    ENGINE_COUNTER(rx_dup_deferred),	ENGINE_COUNTER(loopback_frames),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)

@@ -128,7 +128,7 @@ static bool mac_is_multicast(const uint8_t mac[6])
 	return mac[0] & 1;
 }
 
-static bool gid_is_local(const struct xr_core *core, const union xr_gid *gid)
+bool xr_core_gid_is_local(const struct xr_core *core, const union xr_gid *gid)
 {
 	static const union xr_gid empty;
 
@@ -150,7 +150,7 @@ static bool gid_is_local(const struct xr_core *core, const union xr_gid *gid)
 static bool fits_path(struct xr_core *core, const struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 {
 	if (qp->pub.qp_type == XR_QPT_UD) {
-		if (gid_is_local(core, &pkt->dgid))
+		if (xr_core_gid_is_local(core, &pkt->dgid))
 			return true;
 		core->stats.rx_bad_dst++;
 		return false;

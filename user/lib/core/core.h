@@ -499,6 +499,8 @@ void xr_core_qp_forget(struct xr_qp_impl *qp);
  * all QPs together may have in flight (0: the core's window is full).
  */
 uint32_t xr_core_window_left(struct xr_qp_impl *qp);
+/* gid is one of this device's (a zero GID never is). */
+bool xr_core_gid_is_local(const struct xr_core *core, const union xr_gid *gid);
 /* The path from our GID grh->sgid_index to grh->dgid via dmac (udp_sport is the caller's). */
 void xr_core_path_init(const struct xr_core *core, struct xr_path *path,
 		       const struct xr_global_route *grh, const uint8_t dmac[6]);
