@@ -1,36 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the two-sided programs of tests/ibverbs (a server and a client, one
- * per namespace) share: a TCP side channel to swap QP numbers and keys and
- * to step in turn, a monotonic clock for bounded waits, opening the device
- * by name and modifying a QP. Include after check.h: every failure is a
- * CHECK.
+ * per namespace) share besides qp_setup.h: their arguments, and a TCP side
+ * channel to swap QP numbers and keys and to step in turn. Include after
+ * check.h: every failure is a CHECK.
  */
 #ifndef XROCE_TESTS_IBVERBS_TWO_SIDED_H
 #define XROCE_TESTS_IBVERBS_TWO_SIDED_H
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <infiniband/verbs.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "qp_setup.h"
 
 /* Beyond the peer's bounded waits between two syncs, so a silent peer is a FAIL, not a hang. */
 #define SIDE_CHANNEL_TIMEOUT_S 60
-
-static inline long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* All n bytes to (out) or from the peer; what names them in a failure. */
 static inline void side_xfer(int sock, void *p, size_t n, bool out, const char *what)
@@ -105,25 +96,22 @@ static inline int side_channel(bool server, const char *addr, int port)
 	return fd;
 }
 
-static inline struct ibv_context *open_device(const char *name)
+/*
+ * The side a program's arguments name, when they are "server DEV GID_INDEX
+ * PORT" or "client DEV GID_INDEX PORT SERVER_IPV4"; otherwise prints the
+ * usage and exits 2.
+ */
+static inline bool side_is_server(int argc, char **argv)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	CHECK(list != NULL, "ibv_get_device_list: %s", strerror(errno));
-	for (int i = 0; list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	CHECK(ctx != NULL, "no device %s", name);
-	return ctx;
-}
-
-static inline void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
-{
-	int ret = ibv_modify_qp(qp, a, mask);
-
-	CHECK(ret == 0, "ibv_modify_qp to %s: %s", what, strerror(ret));
+	if (argc < 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client")) ||
+	    (!strcmp(argv[1], "client") && argc < 6)) {
+		fprintf(stderr,
+			"usage: %s server DEV GID_INDEX PORT\n"
+			"       %s client DEV GID_INDEX PORT SERVER_IPV4\n",
+			argv[0], argv[0]);
+		exit(2);
+	}
+	return !strcmp(argv[1], "server");
 }
 
 #endif /* XROCE_TESTS_IBVERBS_TWO_SIDED_H */

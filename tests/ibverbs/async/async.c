@@ -202,50 +202,18 @@ static struct ibv_qp *create_qp(struct side *s)
 
 static void to_init(struct side *s)
 {
-	for (int k = 0; k < NUM_QPS; k++) {
-		struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
-					.port_num = 1,
-					.qp_access_flags =
-					    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
-
-		modify(s->qp[k], &a,
-		       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-		       "INIT");
-	}
+	for (int k = 0; k < NUM_QPS; k++)
+		rc_to_init(s->qp[k], IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, "INIT");
 }
 
 /* The server's QPs stop at RTR: a responder there receives and acknowledges. */
 static void bring_up(struct side *s, bool to_rts)
 {
 	for (int k = 0; k < NUM_QPS; k++) {
-		struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR,
-					.path_mtu = IBV_MTU_1024,
-					.dest_qp_num = s->remote.qpn[k],
-					.rq_psn = s->remote.psn[k],
-					.max_dest_rd_atomic = 1,
-					.min_rnr_timer = 12,
-					.ah_attr = {.is_global = 1,
-						    .port_num = 1,
-						    .grh = {.dgid = s->remote.gid,
-							    .sgid_index = (uint8_t)s->gid_index,
-							    .hop_limit = 64}}};
-
-		modify(s->qp[k], &a,
-		       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-		       "RTR");
-		if (!to_rts)
-			continue;
-		a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS,
-					 .timeout = 14,
-					 .retry_cnt = 7,
-					 .rnr_retry = 7,
-					 .sq_psn = s->psn[k],
-					 .max_rd_atomic = 1};
-		modify(s->qp[k], &a,
-		       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
-		       "RTS");
+		rc_to_rtr(s->qp[k], s->remote.qpn[k], s->remote.psn[k], &s->remote.gid,
+			  s->gid_index, 1, "RTR");
+		if (to_rts)
+			rc_to_rts(s->qp[k], s->psn[k], 1, "RTS");
 	}
 }
 
@@ -541,16 +509,8 @@ int main(int argc, char **argv)
 	bool is_server;
 	int ret;
 
-	if (argc < 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client")) ||
-	    (!strcmp(argv[1], "client") && argc < 6)) {
-		fprintf(stderr,
-			"usage: %s server DEV GID_INDEX PORT\n"
-			"       %s client DEV GID_INDEX PORT SERVER_IPV4\n",
-			argv[0], argv[0]);
-		return 2;
-	}
+	is_server = side_is_server(argc, argv);
 	side = argv[1];
-	is_server = !strcmp(side, "server");
 	/* Before any other verb, as rdma-core asks of ibv_fork_init. */
 	ret = ibv_fork_init();
 	CHECK(ret == 0, "ibv_fork_init: %d", ret);

@@ -223,47 +223,17 @@ static struct ibv_qp *create_qp_ex(struct side *s, enum ibv_qp_type type, uint64
 /* INIT: receives can be posted. */
 static void init_qps(struct side *s)
 {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
-				.port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-						   IBV_ACCESS_REMOTE_READ |
-						   IBV_ACCESS_REMOTE_ATOMIC};
-
-	modify(s->rc, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-	       "RC INIT");
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-	modify(s->ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "UD INIT");
+	rc_to_init(s->rc,
+		   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+		   "RC INIT");
+	ud_to_init(s->ud, QKEY);
 }
 
 static void bring_up(struct side *s)
 {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR,
-				.path_mtu = IBV_MTU_1024,
-				.dest_qp_num = s->remote.rc_qpn,
-				.max_dest_rd_atomic = 4,
-				.min_rnr_timer = 12,
-				.ah_attr = {.is_global = 1,
-					    .port_num = 1,
-					    .grh = {.dgid = s->remote.gid,
-						    .sgid_index = (uint8_t)s->gid_index,
-						    .hop_limit = 64}}};
-	modify(s->rc, &a,
-	       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-	       "RC RTR");
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS,
-				 .timeout = 14,
-				 .retry_cnt = 7,
-				 .rnr_retry = 7,
-				 .max_rd_atomic = 4};
-	modify(s->rc, &a,
-	       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-		   IBV_QP_MAX_QP_RD_ATOMIC,
-	       "RC RTS");
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR};
-	modify(s->ud, &a, IBV_QP_STATE, "UD RTR");
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS};
-	modify(s->ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "UD RTS");
+	rc_to_rtr(s->rc, s->remote.rc_qpn, 0, &s->remote.gid, s->gid_index, 4, "RC RTR");
+	rc_to_rts(s->rc, 0, 4, "RC RTS");
+	ud_to_rts(s->ud);
 }
 
 static void post_recv(struct ibv_qp *qp, struct side *s, uint64_t wr_id, size_t off, uint32_t len)
@@ -761,16 +731,8 @@ int main(int argc, char **argv)
 	const char *side;
 	bool is_server;
 
-	if (argc < 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client")) ||
-	    (!strcmp(argv[1], "client") && argc < 6)) {
-		fprintf(stderr,
-			"usage: %s server DEV GID_INDEX PORT\n"
-			"       %s client DEV GID_INDEX PORT SERVER_IPV4\n",
-			argv[0], argv[0]);
-		return 2;
-	}
+	is_server = side_is_server(argc, argv);
 	side = argv[1];
-	is_server = !strcmp(side, "server");
 	s.sock = side_channel(is_server, is_server ? NULL : argv[5], atoi(argv[4]));
 	setup(&s, argv[2], atoi(argv[3]), is_server);
 	if (is_server)

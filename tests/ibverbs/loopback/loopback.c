@@ -13,8 +13,11 @@
  * Usage: loopback DEVICE GID_INDEX; prints "loopback: ok: N checks".
  */
 #define CHECK_PROGRAM "loopback"
+#include <arpa/inet.h>
+#include <stdlib.h>
+
 #include "../check.h"
-#include "../two_sided.h"
+#include "../qp_setup.h"
 
 #define BUF_SIZE (256 * 1024)
 #define BIG 65536 /* many packets at any path MTU */
@@ -115,38 +118,11 @@ static void create_rc(struct ibv_context *ctx, struct ibv_pd *pd, struct end *e)
 /* INIT -> RTR -> RTS toward the peer QP, through our own GID. */
 static void connect_rc(struct end *e, uint32_t peer_qpn, int gid_index, const union ibv_gid *gid)
 {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
-				.port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-						   IBV_ACCESS_REMOTE_READ |
-						   IBV_ACCESS_REMOTE_ATOMIC};
-
-	modify(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-	       "INIT");
-	a = (struct ibv_qp_attr){
-	    .qp_state = IBV_QPS_RTR,
-	    .path_mtu = IBV_MTU_1024,
-	    .dest_qp_num = peer_qpn,
-	    .rq_psn = 100,
-	    .max_dest_rd_atomic = 4,
-	    .min_rnr_timer = 1,
-	    .ah_attr = {.is_global = 1,
-			.port_num = 1,
-			.grh = {.dgid = *gid, .sgid_index = (uint8_t)gid_index, .hop_limit = 64}}};
-	modify(e->qp, &a,
-	       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-	       "RTR");
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS,
-				 .sq_psn = 100,
-				 .timeout = 14,
-				 .retry_cnt = 7,
-				 .rnr_retry = 7,
-				 .max_rd_atomic = 4};
-	modify(e->qp, &a,
-	       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		   IBV_QP_MAX_QP_RD_ATOMIC,
-	       "RTS");
+	rc_to_init(e->qp,
+		   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+		   "INIT");
+	rc_to_rtr(e->qp, peer_qpn, 100, gid, gid_index, 4, "RTR");
+	rc_to_rts(e->qp, 100, 4, "RTS");
 }
 
 /* Every RC operation from req to rsp; seed makes each direction's bytes its own. */
@@ -255,16 +231,10 @@ static void ud_datagram(struct ibv_context *ctx, struct ibv_pd *pd, int gid_inde
 	CHECK(mr != NULL, "UD ibv_reg_mr: %s", strerror(errno));
 	init.send_cq = init.recv_cq = cq;
 	for (int i = 0; i < 2; i++) {
-		struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-
 		qp[i] = ibv_create_qp(pd, &init);
 		CHECK(qp[i] != NULL, "UD ibv_create_qp: %s", strerror(errno));
-		modify(qp[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
-		       "UD INIT");
-		a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR};
-		modify(qp[i], &a, IBV_QP_STATE, "UD RTR");
-		a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .sq_psn = 1};
-		modify(qp[i], &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "UD RTS");
+		ud_to_init(qp[i], QKEY);
+		ud_to_rts(qp[i]);
 	}
 	ah = ibv_create_ah(pd, &ah_attr);
 	CHECK(ah != NULL, "ibv_create_ah to our own GID: %s", strerror(errno));
