@@ -125,7 +125,11 @@ struct xr_qp_entry {
 	__u8 peer_gid[16];
 	__u8 traffic_class; /* userspace: the path's, for replies XDP builds */
 	__u8 path_valid;    /* userspace: 1 once the connected path above is set */
-	__u16 reserved;
+	/*
+	 * userspace: which process sharing the device holds the QP: 0 the
+	 * device's owner, N its N-th guest (the owner routes their frames)
+	 */
+	__u16 holder;
 };
 
 enum xr_xdp_fast_path {
@@ -228,6 +232,13 @@ struct xr_engine_stats {
 	__u64 rx_dup_deferred;
 	/* of rx_frames: sent by this device to itself, delivered inside the engine */
 	__u64 loopback_frames;
+	/*
+	 * frames passed between the owner and the other processes sharing the
+	 * device (user/lib/share.h), both ways: counted by the owner
+	 */
+	__u64 relay_frames;
+	/* of those: lost because the other side's socket was full or gone */
+	__u64 relay_drops;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

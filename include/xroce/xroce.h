@@ -79,19 +79,27 @@ struct xr_device_open_attr {
 
 /*
  * Opens the RoCE device on network interface ifname (needs CAP_NET_ADMIN/BPF).
- * One process at a time has an interface's device open. When the previous
- * one is exiting, or has just exited and the kernel is still releasing its
- * AF_XDP sockets, this waits for that, XR_OPEN_WAIT_MS at most. Fails with
- * errno EBUSY when another live process has the device open
- * (xr_device_holder names it), or when a queue of the interface stays bound
- * to an AF_XDP socket that is not xroce's.
+ * The first process to open an interface's device owns it: its XDP maps and
+ * AF_XDP sockets. A process that opens it while another owns it shares the
+ * owner's device, as processes share an RDMA NIC: it has QPs, memory and
+ * completions of its own, and its frames pass through the owner, which also
+ * loops back the frames between its processes' QPs. When the owner closes
+ * the device or exits, the others lose it as a NIC that failed: they get
+ * XR_EVENT_DEVICE_FATAL and their QPs move to ERR, work flushed. Multicast
+ * groups can be joined by the owner only (EOPNOTSUPP for the others).
+ * When the previous owner is exiting, or has just exited and the kernel is
+ * still releasing its AF_XDP sockets, this waits for that, XR_OPEN_WAIT_MS
+ * at most. Fails with errno EBUSY when the owner (xr_device_holder names it)
+ * takes no more processes (15 share it already, or it runs as another
+ * user), or when a queue of the interface stays bound to an AF_XDP socket
+ * that is not xroce's.
  * Besides the usual errnos, about the XDP attachment (xr_strerror explains):
  * ESTALE the pins under /sys/fs/bpf/xroce/IFNAME belong to an interface that
  * is gone or was re-created; EXDEV they belong to an interface of that name in
  * another network namespace; ENOMEDIUM /sys/fs/bpf here is a private mount
  * namespace's (`ip netns exec`), not the host's bpffs; EPROTO they were
  * pinned by an xroce build with another map layout; EBUSY another XDP
- * program runs on the interface, or another process has the device open.
+ * program runs on the interface, or the owner takes no more processes.
  */
 struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open_attr *attr);
 /* strerror(err) (err positive or negative), with what to do for the errors above. */
@@ -101,8 +109,8 @@ int xr_query_device(struct xr_device *dev, struct xr_device_attr *attr);
 /* GID table in rxe's order: 0 = IPv6 link-local, then the other addresses, IPv4 mapped. */
 int xr_query_gid(struct xr_device *dev, int index, union xr_gid *gid);
 /*
- * The pid of the process that has ifname's device open (as that process's
- * getpid() gave it), 0 when no process has, or a negative errno.
+ * The pid of the process that owns ifname's device (as that process's
+ * getpid() gave it), 0 when no process has it open, or a negative errno.
  */
 int xr_device_holder(const char *ifname);
 

@@ -16,10 +16,13 @@
 # e2e_attach_both       `xroce attach` on VETH_A in NETNS_A and VETH_B in
 #                       NETNS_B, or fail.
 # e2e_stop_pid PID      stops PID (if not empty) and reaps it.
-# e2e_wait_listening PID PORT
+# e2e_wait_listening PID PORT [NS]
 #                       waits (10 s at most) until PID, a server started in
-#                       NETNS_A, listens on TCP PORT; status 1 if PID exits
-#                       first or the time runs out.
+#                       NS (default NETNS_A), listens on TCP PORT; status 1
+#                       if PID exits first or the time runs out.
+# e2e_wait_for_line FILE REGEX PID SECONDS
+#                       waits until a line of FILE matches REGEX, while PID
+#                       lives and for SECONDS at most; status 1 otherwise.
 # e2e_stat NS DEV NAME  one counter of DEV's `xroce stats` in NS ($xroce).
 # e2e_show_logs [LABEL] prints $logdir/server.log and client.log indented.
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
@@ -64,9 +67,19 @@ e2e_stop_pid() {
 
 e2e_wait_listening() {
 	for _ in $(seq 100); do
-		netns_exec "$NETNS_A" ss -Hltn "sport = :$2" | grep -q . && return 0
+		netns_exec "${3:-$NETNS_A}" ss -Hltn "sport = :$2" | grep -q . && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.1
+	done
+	return 1
+}
+
+e2e_wait_for_line() {
+	local file=$1 regex=$2 pid=$3 _
+	for _ in $(seq $(($4 * 20))); do
+		grep -Eq "$regex" "$file" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || { grep -Eq "$regex" "$file"; return; }
+		sleep 0.05
 	done
 	return 1
 }

@@ -9,9 +9,11 @@
 #     and its successor starts at once, without waiting for it to be reaped:
 #     it opens the device (within xr_open_device's bound), finds none of the
 #     dead owner's QPs in the shared QP table, and serves a client;
-#  3. while that successor lives, xroce-pingpong and xroce-perf on the same
-#     interface fail at once, naming the successor's pid and what to do, and
-#     the successor still serves a client after their attempts;
+#  3. while that successor lives, 15 xroce-pingpong servers on the same
+#     interface share its device (user/lib/share.h), each QP of theirs in
+#     the shared QP table; a 16th process (xroce-perf) fails at once, naming
+#     the successor's pid; the 15 are killed with SIGKILL and their QPs
+#     leave the table; the successor still serves a client after all that;
 #  4. a clean close leaves no lock file behind.
 # Needs root. Env: BUILD (build dir, default build).
 set -u
@@ -25,32 +27,24 @@ roce_port=$((20000 + $$ % 20000))
 iterations=200
 hold_qps=3
 lock_dir=/run/xroce
-# xr_open_device's bound (XR_OPEN_WAIT_MS); a live holder must be reported well before it.
+# xr_open_device's bound (XR_OPEN_WAIT_MS); a full owner must be reported well before it.
 open_wait_ms=5000
 live_holder_report_ms=3000
+# The processes an owner shares its device with (XR_SHARE_MAX_GUESTS).
+max_guests=15
 
 # shellcheck source=tests/e2e/e2e_common.sh
 source tests/e2e/e2e_common.sh
 e2e_init test_restart "$loop" "$pingpong" "$perf" "$xroce"
 hold_pid=""
-trap 'e2e_stop_pid "$hold_pid"; e2e_cleanup' EXIT
+guest_pids=()
+trap 'for p in "${guest_pids[@]}"; do pkill -KILL -P "$p"; done; e2e_stop_pid "$hold_pid"; e2e_cleanup' EXIT
 
 netns_pair rs "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
 
 now_ms() {
 	echo $(($(date +%s%N) / 1000000))
-}
-
-# wait_for_line FILE REGEX PID SECONDS: until a line of FILE matches, while PID lives.
-wait_for_line() {
-	local file=$1 regex=$2 pid=$3 deadline=$(($(now_ms) + $4 * 1000))
-	while [ "$(now_ms)" -lt "$deadline" ]; do
-		grep -Eq "$regex" "$file" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || { grep -Eq "$regex" "$file"; return; }
-		sleep 0.05
-	done
-	return 1
 }
 
 # QPs in VETH_A's shared QP table, as `xroce qps` lists them.
@@ -82,7 +76,7 @@ echo "ok   no lock file left after clean closes"
 # ---- 2. The owner is killed with SIGKILL; its successor starts at once.
 netns_exec "$NETNS_A" "$loop" hold "$VETH_A" "$ADDR_B" -q "$hold_qps" >"$logdir/hold.log" 2>&1 &
 hold_pid=$!
-wait_for_line "$logdir/hold.log" "^\[hold\] pid [0-9]+: $hold_qps QPs in RTS$" "$hold_pid" 20 ||
+e2e_wait_for_line "$logdir/hold.log" "^\[hold\] pid [0-9]+: $hold_qps QPs in RTS$" "$hold_pid" 20 ||
 	{ cat "$logdir/hold.log"; fail "the holder did not bring up its QPs"; }
 holder=$(sed -En 's/^\[hold\] pid ([0-9]+): .*/\1/p' "$logdir/hold.log")
 [ "$(qps_on_a)" -eq "$hold_qps" ] || fail "the holder's $hold_qps QPs are not in the QP table"
@@ -97,7 +91,7 @@ hold_status=0
 wait "$hold_pid" || hold_status=$?
 hold_pid=""
 [ "$hold_status" -eq 137 ] || fail "the holder exited with $hold_status, not by SIGKILL"
-wait_for_line "$logdir/server.log" '^\[server\] pid [0-9]+: device open in' "$server_pid" 20 ||
+e2e_wait_for_line "$logdir/server.log" '^\[server\] pid [0-9]+: device open in' "$server_pid" 20 ||
 	{ e2e_show_logs; fail "the successor could not open the device after SIGKILL"; }
 successor=$(sed -En 's/^\[server\] pid ([0-9]+): device open in ([0-9.]+) ms$/\1/p' "$logdir/server.log")
 open_ms=$(sed -En 's/^\[server\] pid ([0-9]+): device open in ([0-9.]+) ms$/\2/p' "$logdir/server.log")
@@ -109,29 +103,58 @@ echo "ok   successor of a SIGKILLed owner opened the device in $open_ms ms; none
 run_client 0 || { e2e_show_logs; fail "the successor did not serve a client"; }
 echo "ok   the successor served a WRITE and a SEND"
 
-# ---- 3. A live holder: other programs fail at once, naming it; it keeps working.
+# ---- 3. A live owner: 15 more processes share its device, a 16th is refused at once.
 [ "$(cat "$lock_dir/$VETH_A.lock")" = "$successor" ] ||
 	fail "$lock_dir/$VETH_A.lock does not hold the owner's pid $successor"
-expected="couldn't open the xroce device of $VETH_A: process $successor has it open (stop that process, or use another interface)"
-for tool in "$pingpong -d $VETH_A -g 1" "$perf write_bw -d $VETH_A -p $((roce_port + 1))"; do
-	name=$(basename "${tool%% *}")
-	start=$(now_ms)
-	status=0
-	# shellcheck disable=SC2086 # the command line is meant to be split into words
-	netns_exec "$NETNS_A" timeout 20 $tool >"$logdir/intruder.log" 2>&1 || status=$?
-	elapsed=$(($(now_ms) - start))
-	if [ "$status" -eq 0 ] || [ "$status" -eq 124 ]; then
-		cat "$logdir/intruder.log"
-		fail "$name on a held device: exit $status, expected a failure"
-	fi
-	grep -qF "$name: $expected" "$logdir/intruder.log" ||
-		{ cat "$logdir/intruder.log"; fail "$name does not name the holder $successor"; }
-	[ "$elapsed" -lt "$live_holder_report_ms" ] ||
-		fail "$name took $elapsed ms to report the live holder (expected < $live_holder_report_ms)"
-	echo "ok   $name fails in $elapsed ms: $(grep -F "$expected" "$logdir/intruder.log")"
+qps_before=$(qps_on_a)
+for i in $(seq "$max_guests"); do
+	# No timeout(1) between: SIGKILL must reach the sharer (it gives up after 60 s).
+	netns_exec "$NETNS_A" "$pingpong" -d "$VETH_A" -g 1 -p $((roce_port + 10 + i)) \
+		>"$logdir/guest$i.log" 2>&1 &
+	guest_pids+=("$!")
 done
-run_client 1 || { e2e_show_logs; fail "the owner did not serve a client after the failed opens"; }
-echo "ok   the owner still serves a WRITE and a SEND after the failed opens"
+for i in $(seq "$max_guests"); do
+	e2e_wait_listening "${guest_pids[i - 1]}" $((roce_port + 10 + i)) ||
+		{ cat "$logdir/guest$i.log"; fail "sharer $i did not open the device and listen"; }
+done
+[ "$(qps_on_a)" -eq $((qps_before + max_guests)) ] ||
+	fail "$max_guests sharers with a QP each: $(qps_on_a) QPs in the table, want $((qps_before + max_guests))"
+echo "ok   $max_guests processes share the owner's device, their QPs in its table"
+expected="couldn't open the xroce device of $VETH_A: process $successor owns it and takes no more processes"
+start=$(now_ms)
+status=0
+netns_exec "$NETNS_A" timeout 20 "$perf" write_bw -d "$VETH_A" -p $((roce_port + 1)) \
+	>"$logdir/intruder.log" 2>&1 || status=$?
+elapsed=$(($(now_ms) - start))
+if [ "$status" -eq 0 ] || [ "$status" -eq 124 ]; then
+	cat "$logdir/intruder.log"
+	fail "xroce-perf as a 16th sharer: exit $status, expected a failure"
+fi
+grep -qF "xroce-perf: $expected" "$logdir/intruder.log" ||
+	{ cat "$logdir/intruder.log"; fail "xroce-perf does not name the owner $successor"; }
+[ "$elapsed" -lt "$live_holder_report_ms" ] ||
+	fail "xroce-perf took $elapsed ms to report the full owner (expected < $live_holder_report_ms)"
+echo "ok   a 16th process fails in $elapsed ms: $(grep -F "$expected" "$logdir/intruder.log")"
+# The sharers themselves, children of the nsenter each job is; quietly, as
+# the shell would report each job killed.
+{
+	for pid in "${guest_pids[@]}"; do
+		pkill -KILL -P "$pid"
+	done
+	for pid in "${guest_pids[@]}"; do
+		wait "$pid"
+	done
+} 2>/dev/null
+guest_pids=()
+for _ in $(seq 100); do
+	[ "$(qps_on_a)" -eq "$qps_before" ] && break
+	sleep 0.05
+done
+[ "$(qps_on_a)" -eq "$qps_before" ] ||
+	fail "the killed sharers' QPs stay in the table (want $qps_before QPs): $(netns_exec "$NETNS_A" "$xroce" qps "$VETH_A")"
+echo "ok   the killed sharers' QPs left the table"
+run_client 1 || { e2e_show_logs; fail "the owner did not serve a client after its sharers"; }
+echo "ok   the owner still serves a WRITE and a SEND after its sharers"
 server_status=0
 wait "$server_pid" || server_status=$?
 server_pid=""

@@ -16,6 +16,10 @@
 #     with the VARs in its environment, as "NAME server" on xroce_VETH_A
 #     and "NAME client" on xroce_VETH_B, meeting on PORT; fails unless both
 #     exit 0 having printed "NAME SIDE: ok:", and prints those lines.
+# perftest_result_ok LOG KIND BYTES ITERATIONS
+#     LOG has perftest's result line for BYTES and ITERATIONS with sane
+#     figures; KIND is bw (a positive average and message rate; a server's
+#     peak may be 0) or lat (minimum <= typical <= maximum, all positive).
 # ibverbs_v4_gid_index NS DEV ADDR
 #     the index of DEV's IPv4-mapped GID of ADDR, as ibv_devinfo -v run in
 #     NS on xroce_DEV shows it (empty when there is none).
@@ -57,6 +61,19 @@ ibverbs_run_two_sided() {
 		fail "a side did not print its ok line"
 	fi
 	grep -h "^$name" "$logdir/server.log" "$logdir/client.log" | sed 's/^/ok   /'
+}
+
+perftest_result_ok() {
+	local log=$1 kind=$2 bytes=$3 count=$4
+	awk -v kind="$kind" -v bytes="$bytes" -v count="$count" '
+		header && NF >= 5 && $1 ~ /^[0-9]+$/ {
+			found = 1
+			if ($1 != bytes || $2 != count) bad = 1
+			if (kind == "bw" && !($3 >= 0 && $4 > 0 && $5 > 0)) bad = 1
+			if (kind == "lat" && !($3 > 0 && $3 <= $5 && $5 <= $4 && $6 > 0)) bad = 1
+		}
+		/^ *#bytes/ { header = 1 }
+		END { exit !(found && !bad) }' "$log"
 }
 
 ibverbs_v4_gid_index() {

@@ -40,21 +40,6 @@ option() {
 	echo "${value:-$default}"
 }
 
-# LOG KIND BYTES ITERATIONS: LOG has perftest's result line for BYTES and
-# ITERATIONS with sane figures; KIND is bw or lat.
-check_result() {
-	local log=$1 kind=$2 bytes=$3 count=$4
-	awk -v kind="$kind" -v bytes="$bytes" -v count="$count" '
-		header && NF >= 5 && $1 ~ /^[0-9]+$/ {
-			found = 1
-			if ($1 != bytes || $2 != count) bad = 1
-			if (kind == "bw" && !($3 >= 0 && $4 > 0 && $5 > 0)) bad = 1
-			if (kind == "lat" && !($3 > 0 && $3 <= $5 && $5 <= $4 && $6 > 0)) bad = 1
-		}
-		/^ *#bytes/ { header = 1 }
-		END { exit !(found && !bad) }' "$log"
-}
-
 # PROGRAM OPTS: one run; fails unless both sides pass with the right result.
 perftest_case() {
 	local prog=$1 opts=$2 kind bytes count qps server_reports=0 client_status=0 server_status=0
@@ -83,8 +68,8 @@ perftest_case() {
 	wait "$server_pid" || server_status=$?
 	server_pid=""
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] ||
-		! check_result "$logdir/client.log" "$kind" "$bytes" "$count" ||
-		{ [ "$server_reports" = 1 ] && ! check_result "$logdir/server.log" "$kind" "$bytes" "$count"; }; then
+		! perftest_result_ok "$logdir/client.log" "$kind" "$bytes" "$count" ||
+		{ [ "$server_reports" = 1 ] && ! perftest_result_ok "$logdir/server.log" "$kind" "$bytes" "$count"; }; then
 		e2e_show_logs
 		fail "$prog $opts: server exit $server_status, client exit $client_status (124 = timed out), or no result line for $bytes B x $count"
 	fi

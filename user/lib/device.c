@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -74,17 +75,82 @@ static uint32_t ms_until(uint64_t deadline_ns)
 	return now < deadline_ns ? (uint32_t)((deadline_ns - now) / 1000000) : 0;
 }
 
+/* We hold the lock: the XDP program, its maps and the AF_XDP queues are ours. */
+static int open_as_owner(struct xr_device *dev, const struct xr_device_open_attr *attr,
+			 uint64_t deadline, struct xr_core_port *port)
+{
+	struct xr_xsk_port_config pcfg = {0};
+	int err;
+
+	/* Under the lock: a stale attachment is replaced by one process only. */
+	err = xr_xdp_prepare_device(dev->ifname, !attr || attr->attach_if_needed,
+				    &dev->attached_by_us);
+	if (err)
+		return err;
+	err = xr_xdp_open(dev->ifname, &dev->xdp);
+	if (err)
+		return err;
+	reset_shared_state(dev);
+
+	pcfg.ifindex = dev->netdev.ifindex;
+	pcfg.xsk_map_fd = dev->xdp.xsk_map_fd;
+	/* We own the device: a queue still bound is a previous owner's socket being released. */
+	pcfg.busy_wait_ms = ms_until(deadline);
+	pcfg.bind_flags = dev->xdp.xsk_bind_flags;
+	err = xr_xsk_port_open(&pcfg, &dev->port);
+	if (!err)
+		err = xr_loopback_init(&dev->loopback, xr_xsk_port_tx_frames(dev->port));
+	if (!err)
+		err = xr_share_owner_open(dev, deadline);
+	*port = (struct xr_core_port){.ctx = dev,
+				      .tx_alloc = port_tx_alloc,
+				      .tx_submit = port_tx_submit,
+				      .tx_abort = port_tx_abort};
+	return err;
+}
+
+/*
+ * Another process owns the device: ours goes through it (share.h), and our
+ * QPs take their slots in its XDP program's qp_table as a holder of our own.
+ */
+static int open_as_guest(struct xr_device *dev, uint64_t deadline, struct xr_core_port *port)
+{
+	int err = xr_share_guest_open(dev, deadline);
+
+	if (err)
+		return err;
+	xr_share_guest_port(dev, port);
+	return xr_xdp_open(dev->ifname, &dev->xdp);
+}
+
+/* The owner, or else a guest of the owner; an owner that goes meanwhile is succeeded. */
+static int open_owner_or_guest(struct xr_device *dev, const struct xr_device_open_attr *attr,
+			       uint64_t deadline, struct xr_core_port *port)
+{
+	struct timespec pause = {0, 2000000};
+	int err;
+
+	for (;;) {
+		dev->lock_fd = xr_device_lock(dev->ifname, deadline);
+		if (dev->lock_fd >= 0)
+			return open_as_owner(dev, attr, deadline, port);
+		if (dev->lock_fd != -EBUSY)
+			return dev->lock_fd;
+		err = open_as_guest(dev, deadline, port);
+		if (err != -EAGAIN)
+			return err;
+		if (xr_now_ns() >= deadline)
+			return -EBUSY;
+		nanosleep(&pause, NULL);
+	}
+}
+
 static int open_device(struct xr_device *dev, const char *ifname,
 		       const struct xr_device_open_attr *attr)
 {
 	/* One bound for waiting out an exiting owner and the kernel's release of its sockets. */
 	uint64_t deadline = xr_now_ns() + XR_OPEN_WAIT_MS * 1000000ull;
-	struct xr_core_port port = {.ctx = dev,
-				    .tx_alloc = port_tx_alloc,
-				    .tx_submit = port_tx_submit,
-				    .tx_abort = port_tx_abort,
-				    .cq_event = xr_channel_cq_event};
-	struct xr_xsk_port_config pcfg = {0};
+	struct xr_core_port port;
 	const char *busy, *fast;
 	int err, ngids;
 
@@ -96,30 +162,11 @@ static int open_device(struct xr_device *dev, const char *ifname,
 		return err;
 	if (dev->netdev.mtu < 256 + ROCE_MTU_OVERHEAD)
 		return -EINVAL;
-	dev->lock_fd = xr_device_lock(ifname, deadline);
-	if (dev->lock_fd < 0)
-		return dev->lock_fd;
-	/* Under the lock: a stale attachment is replaced by one process only. */
-	err = xr_xdp_prepare_device(ifname, !attr || attr->attach_if_needed, &dev->attached_by_us);
-	if (err)
-		return err;
-	err = xr_xdp_open(ifname, &dev->xdp);
-	if (err)
-		return err;
-	reset_shared_state(dev);
-
-	pcfg.ifindex = dev->netdev.ifindex;
-	pcfg.xsk_map_fd = dev->xdp.xsk_map_fd;
-	/* We own the device: a queue still bound is a previous owner's socket being released. */
-	pcfg.busy_wait_ms = ms_until(deadline);
-	pcfg.bind_flags = dev->xdp.xsk_bind_flags;
-	err = xr_xsk_port_open(&pcfg, &dev->port);
-	if (err)
-		return err;
-	err = xr_loopback_init(&dev->loopback, xr_xsk_port_tx_frames(dev->port));
+	err = open_owner_or_guest(dev, attr, deadline, &port);
 	if (err)
 		return err;
 
+	port.cq_event = xr_channel_cq_event;
 	xr_core_init(&dev->core, &port);
 	dev->core.device = dev;
 	memcpy(dev->core.mac, dev->netdev.mac, 6);
@@ -129,6 +176,7 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	dev->core.num_gids = ngids;
 	dev->core.active_mtu = active_mtu_for(dev->netdev.mtu);
 	dev->core.xdp_qps = dev->xdp.qp_table;
+	dev->core.xdp_holder = dev->share_guest ? xr_share_guest_holder(dev) : 0;
 	if (attr && attr->disable_masked_atomics)
 		dev->core.caps &= ~(uint64_t)XR_DEVICE_MASKED_ATOMICS;
 
@@ -155,15 +203,22 @@ static int open_device(struct xr_device *dev, const char *ifname,
  */
 static void release_device(struct xr_device *dev)
 {
+	/* A guest leaves the table and the groups to the owner; its own QPs are gone. */
+	bool owner = !dev->share_guest;
+
 	xr_engine_stop(dev);
 	xr_port_monitor_close(dev);
 	xr_async_close(dev);
+	xr_share_owner_close(dev);
+	xr_share_guest_close(dev);
 	xr_loopback_destroy(&dev->loopback);
 	if (dev->port)
 		xr_xsk_port_close(dev->port);
-	xr_mcast_reset(dev);
+	if (owner)
+		xr_mcast_reset(dev);
 	if (dev->xdp.qp_table) {
-		memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
+		if (owner)
+			memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
 		xr_xdp_close(&dev->xdp);
 	}
 	if (dev->attached_by_us)

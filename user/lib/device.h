@@ -13,6 +13,7 @@
 #include "core/core.h"
 #include "loopback.h"
 #include "netlink.h"
+#include "share.h"
 #include "xdp_attach.h"
 #include "xsk_port.h"
 
@@ -25,8 +26,12 @@ struct xr_device {
 	int lock_fd; /* device_lock.h: held from before anything shared is touched */
 	struct xr_xdp_handle xdp;
 	bool attached_by_us;
+	/* The AF_XDP port of the owner; NULL in a guest, whose frames go through the owner. */
 	struct xr_xsk_port *port;
 	struct xr_loopback loopback; /* frames to ourselves, for the next engine round */
+	/* Sharing the device with other processes (share.h): one of them, or neither. */
+	struct xr_share_owner *share_owner; /* we own it: guests connect to us */
+	struct xr_share_guest *share_guest; /* another process owns it */
 	/* Per group of core.mcast: the socket holding the interface's membership, or -1. */
 	int mcast_fd[XR_MAX_MCAST_GROUPS];
 

@@ -36,11 +36,18 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 
 	now = xr_now_ns();
 	tx_before = core->stats.tx_frames;
+	if (!dev->port) {
+		/* A guest: every frame comes through the owner. */
+		n = xr_share_guest_rx(dev, now);
+		*deadline = xr_core_progress(core, now);
+		return n || core->stats.tx_frames != tx_before;
+	}
 	n = xr_xsk_port_rx(dev->port, frames, RX_BATCH);
 	for (unsigned i = 0; i < n; i++)
-		xr_core_rx(core, frames[i].data, frames[i].len, now);
+		xr_share_owner_deliver(dev, frames[i].data, frames[i].len, now);
 	if (n)
 		xr_xsk_port_rx_release(dev->port);
+	n += xr_share_owner_poll(dev, now);
 	n += xr_loopback_deliver(dev, now);
 	*deadline = xr_core_progress(core, now);
 	xr_xsk_port_tx_flush(dev->port);
@@ -68,8 +75,9 @@ static bool engine_round(struct xr_device *dev, uint64_t *deadline)
 
 static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_sockets)
 {
-	struct pollfd pfd[XR_MAX_QUEUES + 2];
-	int nfds = watch_sockets ? xr_xsk_port_nfds(dev->port) : 0, n = 0, monitor = -1;
+	struct pollfd pfd[XR_MAX_QUEUES + 1 + XR_SHARE_MAX_GUESTS + 2];
+	int nfds = watch_sockets && dev->port ? xr_xsk_port_nfds(dev->port) : 0, n = 0;
+	int monitor = -1;
 	uint64_t now = xr_now_ns(), wait = MAX_SLEEP_NS;
 	struct timespec ts;
 	uint64_t v;
@@ -82,6 +90,10 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_so
 	}
 	for (int i = 0; i < nfds && n < XR_MAX_QUEUES; i++)
 		pfd[n++] = (struct pollfd){.fd = xr_xsk_port_fd(dev->port, i), .events = POLLIN};
+	if (watch_sockets && xr_share_guest_fd(dev) >= 0)
+		pfd[n++] = (struct pollfd){.fd = xr_share_guest_fd(dev), .events = POLLIN};
+	if (watch_sockets)
+		n += xr_share_owner_pollfds(dev, pfd + n, 1 + XR_SHARE_MAX_GUESTS);
 	if (xr_port_monitor_fd(dev) >= 0) {
 		monitor = n;
 		pfd[n++] = (struct pollfd){.fd = xr_port_monitor_fd(dev), .events = POLLIN};

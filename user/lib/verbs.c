@@ -341,6 +341,9 @@ int xr_attach_mcast(struct xr_qp *qp, const union xr_gid *gid, uint16_t lid)
 	if (!qp || !gid)
 		return fail(-EINVAL);
 	dev = qp->device;
+	/* Group membership is the interface's, which the device's owner holds. */
+	if (dev->share_guest)
+		return fail(-EOPNOTSUPP);
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_attach_mcast(qp_impl(qp), gid, &group, &first);
 	if (!err && first) {

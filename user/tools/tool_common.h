@@ -357,8 +357,8 @@ static inline int oob_accept(int family, unsigned int port, int64_t timeout_ms, 
 
 /*
  * Opens ifname's device. On failure says why on stderr, as "PROG: couldn't
- * open the xroce device of IFNAME: ...", naming the process that has the
- * device open if one has, and returns NULL with errno set.
+ * open the xroce device of IFNAME: ...", naming the process that owns the
+ * device if one does, and returns NULL with errno set.
  */
 static inline struct xr_device *tool_open_device(const char *prog, const char *ifname)
 {
@@ -370,8 +370,8 @@ static inline struct xr_device *tool_open_device(const char *prog, const char *i
 	holder = err == EBUSY ? xr_device_holder(ifname) : 0;
 	if (holder > 0)
 		fprintf(stderr,
-			"%s: couldn't open the xroce device of %s: process %d has it open "
-			"(stop that process, or use another interface)\n",
+			"%s: couldn't open the xroce device of %s: process %d owns it and takes "
+			"no more processes (15 share it already, or it runs as another user)\n",
 			prog, ifname, holder);
 	else if (err == EBUSY)
 		fprintf(stderr,

@@ -452,6 +452,11 @@ struct xr_core {
 	uint64_t caps;		     /* enum xr_device_cap_flags */
 	uint16_t xdp_fast_path;	     /* enum xr_xdp_fast_path bits for new QPs */
 	struct xr_qp_entry *xdp_qps; /* shared with XDP, or NULL */
+	/*
+	 * Which of the processes sharing the device this core is (0 its owner):
+	 * the holder of its QPs' entries in xdp_qps, by which the owner routes.
+	 */
+	uint16_t xdp_holder;
 
 	struct xr_qp_impl *qps[XR_MAX_QP]; /* at xr_qpn_slot of their QPN */
 	uint32_t qp_slots_used;		   /* slots >= this are all free: loops stop there */
@@ -684,6 +689,11 @@ int xr_core_bind_mw(struct xr_qp_impl *qp, struct xr_mw *mw, const struct xr_mw_
 int xr_core_post_recv(struct xr_qp_impl *qp, struct xr_recv_wr *wr, struct xr_recv_wr **bad);
 /* Moves qp to ERR and flushes both queues; the first SQ WQE gets status. */
 void xr_qp_to_error(struct xr_qp_impl *qp);
+/*
+ * The device is gone, as a NIC after a catastrophic error: DEVICE_FATAL,
+ * and every QP moves to ERR with its work flushed.
+ */
+void xr_core_device_fatal(struct xr_core *core);
 /* In SQD, once nothing started is outstanding: draining ends (SQ_DRAINED if asked for). */
 void xr_qp_check_drained(struct xr_qp_impl *qp);
 void xr_qp_retire_sends(struct xr_qp_impl *qp);
@@ -743,8 +753,14 @@ uint64_t xr_masked_cas_result(uint64_t old, uint64_t compare, uint64_t compare_m
 uint64_t xr_masked_faa_result(uint64_t old, uint64_t add, uint64_t boundary);
 
 /* ---- xdp_state.c ---- */
+/*
+ * Takes a free slot of xdp_qps for a new QP (true; always without xdp_qps):
+ * the table is shared by every process on the device, and a slot is free
+ * for exactly one of them, until it releases it (when the QP is destroyed).
+ */
+bool xr_xdp_claim_slot(struct xr_core *core, uint32_t slot);
+void xr_xdp_release_slot(struct xr_core *core, uint32_t slot);
 void xr_xdp_publish_qp(struct xr_qp_impl *qp);
-void xr_xdp_unpublish_qp(struct xr_qp_impl *qp);
 void xr_xdp_publish_committed(struct xr_qp_impl *qp);
 void xr_xdp_publish_next_psn(struct xr_qp_impl *qp);
 /* Raises xdp_ack to the engine's acknowledged PSN (which READ responses,

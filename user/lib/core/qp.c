@@ -43,7 +43,7 @@ static uint32_t new_qpn(struct xr_core *core)
 		qpn = qpn_after(qpn);
 	/* Past the wrap, XR_MAX_QP numbers in a row cover every slot. */
 	for (uint32_t n = 0; n < 2 * XR_MAX_QP; n++, qpn = qpn_after(qpn))
-		if (!core->qps[xr_qpn_slot(qpn)]) {
+		if (!core->qps[xr_qpn_slot(qpn)] && xr_xdp_claim_slot(core, xr_qpn_slot(qpn))) {
 			core->last_qpn = qpn;
 			return qpn;
 		}
@@ -70,8 +70,10 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 		return NULL;
 	slot = xr_qpn_slot(qpn);
 	qp = calloc(1, sizeof(*qp));
-	if (!qp)
+	if (!qp) {
+		xr_xdp_release_slot(core, slot);
 		return NULL;
+	}
 	qp->sq_size = xr_pow2_at_least(attr->cap.max_send_wr);
 	qp->rq_size = srq ? 0 : xr_pow2_at_least(attr->cap.max_recv_wr);
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
@@ -80,6 +82,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 		free(qp->sq);
 		free(qp->rq);
 		free(qp);
+		xr_xdp_release_slot(core, slot);
 		return NULL;
 	}
 	qp->core = core;
@@ -135,7 +138,7 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 	 */
 	if (qp->mcast_groups || qp->async_unacked)
 		return -EBUSY;
-	xr_xdp_unpublish_qp(qp);
+	xr_xdp_release_slot(core, qp->slot);
 	xr_core_qp_forget(qp);
 	xr_core_forget_events(core, &qp->pub);
 	xr_core_unbind_qp_windows(qp);
@@ -617,6 +620,14 @@ static void enter_error(struct xr_qp_impl *qp, bool fatal)
 void xr_qp_to_error(struct xr_qp_impl *qp)
 {
 	enter_error(qp, true);
+}
+
+void xr_core_device_fatal(struct xr_core *core)
+{
+	xr_core_raise_event(core, XR_EVENT_DEVICE_FATAL, NULL);
+	for (uint32_t slot = 0; slot < core->qp_slots_used; slot++)
+		if (core->qps[slot])
+			enter_error(core->qps[slot], false);
 }
 
 void xr_qp_check_drained(struct xr_qp_impl *qp)

@@ -39,6 +39,31 @@ static void publish_path(struct xr_qp_entry *e, const struct xr_qp_impl *qp, boo
 	e->traffic_class = qp->path.traffic_class;
 }
 
+bool xr_xdp_claim_slot(struct xr_core *core, uint32_t slot)
+{
+	uint32_t none = XR_XDP_QP_NONE;
+	struct xr_qp_entry *e;
+
+	if (!core->xdp_qps)
+		return true;
+	e = &core->xdp_qps[slot];
+	/* Closed, as a QP in RESET: XDP acts on nothing of the entry yet. */
+	if (!__atomic_compare_exchange_n(&e->state, &none, XR_XDP_QP_CLOSED, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return false;
+	e->holder = core->xdp_holder;
+	return true;
+}
+
+void xr_xdp_release_slot(struct xr_core *core, uint32_t slot)
+{
+	if (!core->xdp_qps)
+		return;
+	/* Nobody's before it is free: the owner never takes it for a holder's. */
+	core->xdp_qps[slot].holder = 0;
+	__atomic_store_n(&core->xdp_qps[slot].state, XR_XDP_QP_NONE, __ATOMIC_SEQ_CST);
+}
+
 void xr_xdp_publish_qp(struct xr_qp_impl *qp)
 {
 	struct xr_qp_entry *e = entry_of(qp);
@@ -60,6 +85,7 @@ void xr_xdp_publish_qp(struct xr_qp_impl *qp)
 	__atomic_store_n(&e->state, XR_XDP_QP_CLOSED, __ATOMIC_SEQ_CST);
 	e->qp_type = qp->pub.qp_type;
 	e->qpn = qp->pub.qp_num;
+	e->holder = qp->core->xdp_holder;
 	e->qp_state = qp->pub.state;
 	e->qkey = qp->qkey;
 	e->dest_qpn = qp->dest_qpn;
@@ -72,14 +98,6 @@ void xr_xdp_publish_qp(struct xr_qp_impl *qp)
 	__atomic_store_n(&e->xdp_ack, xr_pack_psn_msn(qp->acked_psn, 0), __ATOMIC_SEQ_CST);
 	__atomic_store_n(&e->req_next_psn, qp->snd_psn, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&e->state, st, __ATOMIC_SEQ_CST);
-}
-
-void xr_xdp_unpublish_qp(struct xr_qp_impl *qp)
-{
-	struct xr_qp_entry *e = entry_of(qp);
-
-	if (e)
-		__atomic_store_n(&e->state, XR_XDP_QP_NONE, __ATOMIC_SEQ_CST);
 }
 
 void xr_xdp_publish_committed(struct xr_qp_impl *qp)
