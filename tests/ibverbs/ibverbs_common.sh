@@ -16,6 +16,10 @@
 #     with the VARs in its environment, as "NAME server" on xroce_VETH_A
 #     and "NAME client" on xroce_VETH_B, meeting on PORT; fails unless both
 #     exit 0 having printed "NAME SIDE: ok:", and prints those lines.
+# ibverbs_no_roce_reached NS DEV
+#     fails unless DEV's xroce (attached, counting every RoCEv2 frame it
+#     sees) saw none: all its counters but passed_non_roce are 0; prints an
+#     ok line. Needs xroce set (netns_xroce).
 # perftest_result_ok LOG KIND BYTES ITERATIONS
 #     LOG has perftest's result line for BYTES and ITERATIONS with sane
 #     figures; KIND is bw (a positive average and message rate; a server's
@@ -61,6 +65,15 @@ ibverbs_run_two_sided() {
 		fail "a side did not print its ok line"
 	fi
 	grep -h "^$name" "$logdir/server.log" "$logdir/client.log" | sed 's/^/ok   /'
+}
+
+ibverbs_no_roce_reached() {
+	local ns=$1 dev=$2 wire
+	netns_exec "$ns" "$xroce" stats "$dev" >"$logdir/stats_$dev" || fail "xroce stats $dev"
+	wire=$(awk '$1 !~ /^engine_/ && $1 != "passed_non_roce" { n += $2 } END { print n + 0 }' \
+		"$logdir/stats_$dev")
+	[ "$wire" -eq 0 ] || { cat "$logdir/stats_$dev"; fail "$wire RoCE frames reached $dev"; }
+	echo "ok   no RoCE frame reached $dev"
 }
 
 perftest_result_ok() {
