@@ -2,8 +2,9 @@
 /*
  * What the two-sided programs of tests/ibverbs (a server and a client, one
  * per namespace) share besides qp_setup.h: their arguments, and a TCP side
- * channel to swap QP numbers and keys and to step in turn. Include after
- * check.h: every failure is a CHECK.
+ * channel to swap QP numbers and keys and to step in turn, and the byte
+ * pattern their buffers carry. Include after check.h: every failure is a
+ * CHECK.
  */
 #ifndef XROCE_TESTS_IBVERBS_TWO_SIDED_H
 #define XROCE_TESTS_IBVERBS_TWO_SIDED_H
@@ -19,6 +20,12 @@
 #include <unistd.h>
 
 #include "qp_setup.h"
+
+/* Byte i of a buffer filled for seed: each side and purpose its own seed. */
+static inline uint8_t pattern(size_t i, unsigned int seed)
+{
+	return (uint8_t)(i * seed + 3);
+}
 
 /* Beyond the peer's bounded waits between two syncs, so a silent peer is a FAIL, not a hang. */
 #define SIDE_CHANNEL_TIMEOUT_S 60

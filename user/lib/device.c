@@ -105,7 +105,8 @@ static int open_as_owner(struct xr_device *dev, const struct xr_device_open_attr
 	*port = (struct xr_core_port){.ctx = dev,
 				      .tx_alloc = port_tx_alloc,
 				      .tx_submit = port_tx_submit,
-				      .tx_abort = port_tx_abort};
+				      .tx_abort = port_tx_abort,
+				      .rx_foreign = xr_share_owner_rx_foreign};
 	return err;
 }
 

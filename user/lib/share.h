@@ -19,6 +19,7 @@
 #ifndef XROCE_SHARE_H
 #define XROCE_SHARE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -51,10 +52,10 @@ int xr_share_owner_open(struct xr_device *dev, uint64_t deadline_ns);
 /* Hangs up on every guest: they see the device fail. */
 void xr_share_owner_close(struct xr_device *dev);
 /*
- * A frame for this device (from the wire, from itself, from a guest): to
- * the guest holding the QP it is for, else to the owner's core.
+ * The owner core's rx_foreign (ctx: the device): a frame for a QP that a
+ * guest holds goes to that guest, from the wire, the owner or a guest.
  */
-void xr_share_owner_deliver(struct xr_device *dev, uint8_t *frame, uint32_t len, uint64_t now);
+bool xr_share_owner_rx_foreign(void *ctx, const uint8_t *frame, uint32_t len, uint32_t dqpn);
 /* Takes in new guests and the frames guests sent; returns how many frames. */
 unsigned xr_share_owner_poll(struct xr_device *dev, uint64_t now);
 /* The fds the engine sleeps on for guests; returns how many it wrote (<= max). */

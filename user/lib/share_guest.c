@@ -139,10 +139,10 @@ static void guest_tx_abort(void *ctx, uint8_t *buf)
 
 void xr_share_guest_port(struct xr_device *dev, struct xr_core_port *port)
 {
-	port->ctx = dev;
-	port->tx_alloc = guest_tx_alloc;
-	port->tx_submit = guest_tx_submit;
-	port->tx_abort = guest_tx_abort;
+	*port = (struct xr_core_port){.ctx = dev,
+				      .tx_alloc = guest_tx_alloc,
+				      .tx_submit = guest_tx_submit,
+				      .tx_abort = guest_tx_abort};
 }
 
 unsigned xr_share_guest_rx(struct xr_device *dev, uint64_t now)

@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/packet.h"
 #include "device.h"
 #include "share.h"
 
@@ -139,38 +138,24 @@ refuse:
 	close(fd);
 }
 
-/* The guest holding the QP a frame is for, 0 when that is the owner (or nobody). */
-static int holder_of(const struct xr_device *dev, const uint8_t *frame, uint32_t len)
+bool xr_share_owner_rx_foreign(void *ctx, const uint8_t *frame, uint32_t len, uint32_t dqpn)
 {
-	const struct xr_share_owner *so = dev->share_owner;
-	const struct xr_qp_entry *e;
-	struct xr_pkt pkt;
+	struct xr_device *dev = ctx;
+	struct xr_share_owner *so = dev->share_owner;
+	const struct xr_qp_entry *e = &dev->xdp.qp_table[xr_qpn_slot(dqpn)];
 	int holder;
 
-	/* Groups and anything malformed are the owner's, who counts them. */
-	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK || (pkt.dmac[0] & 1))
-		return 0;
-	e = &dev->xdp.qp_table[xr_qpn_slot(pkt.dqpn)];
-	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == XR_XDP_QP_NONE || e->qpn != pkt.dqpn)
-		return 0;
+	if (!so || !so->nguests || __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == XR_XDP_QP_NONE ||
+	    e->qpn != dqpn)
+		return false;
 	holder = e->holder;
-	return holder > 0 && holder <= XR_SHARE_MAX_GUESTS && so->guest_fd[holder - 1] >= 0 ? holder
-											    : 0;
-}
-
-void xr_share_owner_deliver(struct xr_device *dev, uint8_t *frame, uint32_t len, uint64_t now)
-{
-	struct xr_share_owner *so = dev->share_owner;
-	int holder = so && so->nguests ? holder_of(dev, frame, len) : 0;
-
-	if (!holder) {
-		xr_core_rx(&dev->core, frame, len, now);
-		return;
-	}
+	if (holder <= 0 || holder > XR_SHARE_MAX_GUESTS || so->guest_fd[holder - 1] < 0)
+		return false;
 	if (send(so->guest_fd[holder - 1], frame, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len)
 		dev->core.stats.relay_frames++;
 	else
 		dev->core.stats.relay_drops++;
+	return true;
 }
 
 /*
@@ -205,7 +190,7 @@ static unsigned take_frames(struct xr_device *dev, int holder, uint64_t now)
 		}
 		dev->core.stats.relay_frames++;
 		if (xr_loopback_is_own(dev, buf, (uint32_t)len)) {
-			xr_share_owner_deliver(dev, buf, (uint32_t)len, now);
+			xr_core_rx(&dev->core, buf, (uint32_t)len, now);
 			xr_xsk_port_tx_abort(dev->port, buf);
 		} else {
 			xr_xsk_port_tx_submit(dev->port, buf, (uint32_t)len);

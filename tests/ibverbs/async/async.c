@@ -60,11 +60,6 @@
 /* Distinct, and each fits a receive slot; after the 5th, 3 < SRQ_LIMIT remain. */
 static const uint32_t send_len[NUM_SENDS] = {700, 64, 1024, 5, 333};
 
-static uint8_t pattern(size_t i, unsigned int seed)
-{
-	return (uint8_t)(i * seed + 3);
-}
-
 struct peer {
 	uint32_t qpn[NUM_QPS], psn[NUM_QPS], rkey;
 	uint64_t addr;

@@ -60,11 +60,6 @@
 #define MAX_SEND_SGE 2
 #define MAX_INLINE 64
 
-static uint8_t pattern(size_t i, unsigned int seed)
-{
-	return (uint8_t)(i * seed + 3);
-}
-
 struct peer {
 	uint32_t rc_qpn, ud_qpn, rkey;
 	uint64_t addr;

@@ -202,6 +202,9 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 	}
 	qp = qp_by_qpn(core, pkt.dqpn);
 	if (!qp) {
+		if (core->port.rx_foreign &&
+		    core->port.rx_foreign(core->port.ctx, frame, len, pkt.dqpn))
+			return;
 		core->stats.rx_unknown_qp++;
 		return;
 	}

@@ -82,6 +82,12 @@ struct xr_core_port {
 	void (*tx_submit)(void *ctx, uint8_t *buf, uint32_t len);
 	void (*tx_abort)(void *ctx, uint8_t *buf);
 	/*
+	 * A sound frame for a QPN this core does not hold, which another
+	 * process sharing the device may: true when it took the frame. NULL:
+	 * every QP there is is this core's.
+	 */
+	bool (*rx_foreign)(void *ctx, const uint8_t *frame, uint32_t len, uint32_t dqpn);
+	/*
 	 * An armed CQ with a completion channel fired (once per arming, the
 	 * CQ is disarmed already). NULL: nobody listens.
 	 */

@@ -196,11 +196,11 @@ static void mem_cq_event(void *ctx, struct xr_cq *cq)
 
 void xr_mem_link_port(struct xr_mem_link *link, int side, struct xr_core_port *port)
 {
-	port->ctx = &link->dir[side];
-	port->tx_alloc = mem_tx_alloc;
-	port->tx_submit = mem_tx_submit;
-	port->tx_abort = mem_tx_abort;
-	port->cq_event = mem_cq_event;
+	*port = (struct xr_core_port){.ctx = &link->dir[side],
+				      .tx_alloc = mem_tx_alloc,
+				      .tx_submit = mem_tx_submit,
+				      .tx_abort = mem_tx_abort,
+				      .cq_event = mem_cq_event};
 }
 
 uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core *core, uint64_t now,
