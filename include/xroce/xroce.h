@@ -52,7 +52,8 @@ struct xr_device_attr {
 	uint32_t max_cqe;
 	uint32_t max_mr_size;
 	uint32_t max_inline_data;
-	uint32_t max_qp_rd_atom;
+	uint32_t max_qp_rd_atom;      /* READs/atomics a QP answers at once (max_dest_rd_atomic) */
+	uint32_t max_qp_init_rd_atom; /* READs/atomics a QP has in flight (max_rd_atomic) */
 	uint64_t device_cap_flags;
 	uint32_t max_mcast_grp;		    /* groups the device can be attached to */
 	uint32_t max_mcast_qp_attach;	    /* QPs per group */

@@ -5,7 +5,8 @@
 #     universal/local bit flipped, as rxe makes it); ibv_devinfo -v shows an
 #     InfiniBand-transport device with one active Ethernet port, path MTU
 #     1024 of 2048 (the veth's 1500 bytes less the RoCE headers), the
-#     IPv4-mapped GID of ADDR_A as RoCE v2, xroce's QP limits;
+#     IPv4-mapped GID of ADDR_A as RoCE v2, xroce's QP limits (16 READs
+#     answered, 128 in flight per QP);
 #   - the port follows the link: with the peer down it is PORT_DOWN
 #     (POLLING), then PORT_ACTIVE again;
 #   - in namespace B, where nothing is attached, no device at all, although
@@ -59,6 +60,10 @@ expect node_guid "^[[:space:]]+node_guid:[[:space:]]+${guid:0:4}:${guid:4:4}:${g
 expect phys_port_cnt "^[[:space:]]+phys_port_cnt:[[:space:]]+1$"
 expect max_qp "^[[:space:]]+max_qp:[[:space:]]+1024$"
 expect max_qp_wr "^[[:space:]]+max_qp_wr:[[:space:]]+[1-9][0-9]*$"
+# Responder resources and initiator depth: perftest's client takes the
+# server's max_qp_rd_atom as its depth, and rxe's is 128.
+expect max_qp_rd_atom "^[[:space:]]+max_qp_rd_atom:[[:space:]]+16$"
+expect max_qp_init_rd_atom "^[[:space:]]+max_qp_init_rd_atom:[[:space:]]+128$"
 expect port "^[[:space:]]+port:[[:space:]]+1$"
 expect state "^[[:space:]]+state:[[:space:]]+PORT_ACTIVE \(4\)$"
 expect max_mtu "^[[:space:]]+max_mtu:[[:space:]]+2048 \(4\)$"

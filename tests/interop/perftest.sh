@@ -2,7 +2,9 @@
 # perftest interop: unmodified perftest (ib_*_bw, ib_*_lat, rdma-core's
 # perftest 4.5) in the rxe-peer guest rxeA against xroce-perf in netns xrhost,
 # each test twice: xroce-perf as server with the guest as client, and the
-# guest as server with xroce-perf as client. A run passes when both sides
+# guest as server with xroce-perf as client. Runs named "unmodified ..." put
+# Debian's own perftest on our side as well, under build/xroce-run on device
+# xroce_IFNAME, in place of xroce-perf. A run passes when both sides
 # exit 0 and both print the result line with the run's byte and iteration
 # counts (a passive perftest bandwidth server prints the client's report; a
 # passive latency server prints no table, so its remote address is checked).
@@ -155,6 +157,13 @@ perftest_one() {
 	# shellcheck disable=SC2206 # the options are meant to be split into words
 	local perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_BIN" $perf_args -d "$PERF_HOST_IF"
 		-x "$PERF_GID" -F -n "$PERF_ITERS")
+	if [ "${PERF_UNMODIFIED:-0}" = 1 ]; then
+		# shellcheck disable=SC2206
+		perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_RUN" ib_$perf_args
+			-d "xroce_$PERF_HOST_IF" -x "$PERF_GID" -F -n "$PERF_ITERS")
+	fi
+	local ours=${perf_cmd[2]##*/}
+	[ "${PERF_UNMODIFIED:-0}" = 1 ] && ours="xroce-run ${perf_cmd[3]}"
 
 	if [ -n "$outs" ] && ! capture_start "$PERF_PEER_NS" "$PERF_CAPTURE_IF" "$pcap"; then
 		why=$CAPTURE_WHY
@@ -169,7 +178,7 @@ perftest_one() {
 		if ! perftest_wait_listening "$pid"; then
 			kill "$pid" 2>/dev/null
 			wait "$pid" || host_status=$?
-			why="xroce-perf did not listen on port 18515 (exit $host_status)"
+			why="$ours did not listen on port 18515 (exit $host_status)"
 			echo "(not started)" >"$guest_log"
 		else
 			id=$("$RXE_PEER" start "$PERF_GUEST" "$guest_cmd $PERF_HOST_IP") ||
@@ -204,26 +213,26 @@ perftest_one() {
 
 	if [ -z "$why" ]; then
 		if [ "$host_status" -ne 0 ] || [ "$guest_status" -ne 0 ]; then
-			why="xroce-perf exit $host_status, perftest exit $guest_status"
+			why="$ours exit $host_status, perftest exit $guest_status"
 		elif ! perftest_check "$host_log" "$size" "$kind" "$host_role" "$qps"; then
-			why="xroce-perf printed no result line for $size bytes x $total or not $qps remote QPs"
+			why="$ours printed no result line for $size bytes x $total or not $qps remote QPs"
 		elif ! perftest_check "$guest_log" "$size" "$kind" "$guest_role" "$qps"; then
 			why="perftest printed no result line for $size bytes x $total or not $qps remote QPs"
 		elif [[ $guest_args == *--use-srq* ]] &&
 			! grep -qP "^ Connection type : \S+\t\tUsing SRQ      : ON$" "$host_log"; then
-			why="xroce-perf does not say Using SRQ : ON"
+			why="$ours does not say Using SRQ : ON"
 		elif [[ $guest_args == *--use-srq* ]] &&
 			! grep -qP "^ Connection type : \S+\t\tUsing SRQ      : ON$" "$guest_log"; then
 			why="perftest does not say Using SRQ : ON"
 		elif [ "$PERF_GID" -eq 0 ] && [ "$(grep -c '^ GID: 254:128:' "$guest_log")" -lt 2 ]; then
 			why="perftest does not show link-local (fe80::) GIDs on both sides"
 		elif [ -n "$outs" ] && ! perftest_outs_check "$host_log" "$outs"; then
-			why="xroce-perf does not show $outs outstanding reads"
+			why="$ours does not show $outs outstanding reads"
 		elif [ -n "$outs" ] && ! perftest_outs_check "$guest_log" "$outs"; then
 			why="perftest does not show $outs outstanding reads"
 		elif [ -n "${PERF_JOIN:-}" ] && ! perftest_group_check "$host_log" \
 			"$([ "$host_role" = server ] && echo local || echo remote)"; then
-			why="xroce-perf does not show the server's address as the group, QPN 0xffffff"
+			why="$ours does not show the server's address as the group, QPN 0xffffff"
 		elif [ -n "${PERF_JOIN:-}" ] && ! perftest_group_check "$guest_log" \
 			"$([ "$guest_role" = server ] && echo local || echo remote)"; then
 			why="perftest does not show the server's address as the group, QPN 0xffffff"
@@ -252,6 +261,7 @@ perftest_one() {
 
 perftest_main() {
 	PERF_BIN=$(readlink -f "${BUILD:-build}/xroce-perf")
+	PERF_RUN=$(readlink -f "${BUILD:-build}/xroce-run")
 	PERF_ITERS=${PERF_ITERS:-200}
 	# GID index of both sides: 1 is the IPv4-mapped GID; a run may set 0 (IPv6 link-local).
 	PERF_GID=1
@@ -267,10 +277,10 @@ perftest_main() {
 	PERF_CAPTURE_IF=${RXE_PEER_CAPIF:-xrtap0}
 	# shellcheck source=tests/e2e/capture.sh
 	source tests/e2e/capture.sh
-	if [ ! -x "$PERF_BIN" ]; then
+	if [ ! -x "$PERF_BIN" ] || [ ! -x "$PERF_RUN" ]; then
 		failed=$((failed + 1))
-		failures+=("perftest: xroce-perf missing")
-		echo "FAIL perftest: $PERF_BIN is missing (make all)"
+		failures+=("perftest: xroce-perf or xroce-run missing")
+		echo "FAIL perftest: $PERF_BIN or $PERF_RUN is missing (make all)"
 		return
 	fi
 	echo "perftest against xroce-perf, $PERF_ITERS iterations per run"
@@ -305,6 +315,16 @@ perftest_main() {
 		"send_bw -s 4096 -q 4 --use-srq" 4096 bw 4
 	perftest_run_pair "send_lat --use-srq" "send_lat -s 64 --use-srq" \
 		"send_lat -s 64 --use-srq" 64 pingpong-lat
+	# Debian's perftest itself on our side too, under xroce-run (runs named "unmodified ...").
+	local size
+	for size in 4096 65536; do
+		PERF_UNMODIFIED=1 perftest_run_pair "unmodified write_bw -s $size" \
+			"write_bw -s $size" "write_bw -s $size" "$size" bw
+		PERF_UNMODIFIED=1 perftest_run_pair "unmodified read_bw -s $size" \
+			"read_bw -s $size" "read_bw -s $size" "$size" bw
+		PERF_UNMODIFIED=1 perftest_run_pair "unmodified send_bw -s $size" \
+			"send_bw -s $size" "send_bw -s $size" "$size" bw
+	done
 	if [[ "send_bw UD -g" =~ ${PERF_RUNS:-.} ]] && perftest_build_join; then
 		PERF_JOIN=$PERF_MCAST_GROUP perftest_run_pair "send_bw UD -g" \
 			"send_bw -c UD -g -M $PERF_MCAST_MGID -s 1024" \

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # make interop: xroce-pingpong against an unmodified ibv_rc_pingpong,
+# Debian's unmodified ibv_rc_pingpong under xroce-run against the same
+# program on Soft-RoCE (runs named "verbs ..."),
 # xroce-uc-pingpong against an unmodified ibv_uc_pingpong,
 # xroce-ud-pingpong against an unmodified ibv_ud_pingpong, and
 # xroce-srq-pingpong against an unmodified ibv_srq_pingpong, on Linux
@@ -19,7 +21,9 @@
 # shared receive queue on each side, ITERS exchanges over all of them, the
 # out-of-band exchange of 256 addresses each way) over IPv4 for each of
 # SIZES_SRQ; an SRQ run also needs SRQ_QPS address lines of each kind, with
-# distinct QPNs, on both sides.
+# distinct QPNs, on both sides. Verbs runs (KIND verbs) take the host side's
+# ibv_rc_pingpong from Debian, unmodified, under build/xroce-run on device
+# xroce_IFNAME, over IPv4 for each of SIZES_VERBS.
 # A run passes when both sides exit 0, both print the summary lines, the
 # guest reports no invalid data and both GIDs are the expected ones.
 # The UD xroce-server run of CAPTURE_UD_SIZE bytes over IPv4 is captured on
@@ -38,9 +42,9 @@
 # Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
 # ../shared/rxe-peer/rxe-peer next to the repository), SIZES, SIZES_V6,
 # SIZES_UD, SIZES_UD_V6, CAPTURE_UD_SIZE (empty: no capture), SIZES_UC,
-# SIZES_SRQ, SRQ_QPS (default 8), ITERS, ITERS_UC (default ITERS),
-# GUEST_TIMEOUT (seconds a guest tool may run, default 120), KINDS (which
-# groups of runs, default all: "rc ud uc srq perftest mw"; e.g. KINDS=srq
+# SIZES_SRQ, SRQ_QPS (default 8), SIZES_VERBS, ITERS, ITERS_UC (default
+# ITERS), GUEST_TIMEOUT (seconds a guest tool may run, default 120), KINDS
+# (which groups of runs, default all: "rc ud uc srq verbs perftest mw"; e.g. KINDS=srq
 # runs only the SRQ runs; perftest.sh's PERF_RUNS selects among its runs).
 set -u
 # A relative RXE_PEER is the caller's, from where they started us.
@@ -55,7 +59,8 @@ SIZES_UD_V6=${SIZES_UD_V6:-1024}
 SIZES_UC=${SIZES_UC:-1 4096 65536}
 SIZES_SRQ=${SIZES_SRQ:-4096 65536}
 SRQ_QPS=${SRQ_QPS:-8}
-KINDS=" ${KINDS:-rc ud uc srq perftest mw} "
+SIZES_VERBS=${SIZES_VERBS:-1 4096 65536}
+KINDS=" ${KINDS:-rc ud uc srq verbs perftest mw} "
 CAPTURE_UD_SIZE=${CAPTURE_UD_SIZE-1024}
 ITERS=${ITERS:-100}
 ITERS_UC=${ITERS_UC:-$ITERS}
@@ -79,6 +84,7 @@ ud_pingpong=$(readlink -f "$BUILD/xroce-ud-pingpong")
 uc_pingpong=$(readlink -f "$BUILD/xroce-uc-pingpong")
 srq_pingpong=$(readlink -f "$BUILD/xroce-srq-pingpong")
 xroce=$(readlink -f "$BUILD/xroce")
+xroce_run=$(readlink -f "$BUILD/xroce-run")
 logdir=$(mktemp -d /tmp/xroce-interop.XXXXXX)
 server_pid=""
 peer_up=0
@@ -116,7 +122,7 @@ trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP, qemu)"
 [ -x "$RXE_PEER" ] || die "rxe-peer not found at $RXE_PEER (set RXE_PEER)"
-for bin in "$pingpong" "$ud_pingpong" "$uc_pingpong" "$srq_pingpong" "$xroce"; do
+for bin in "$pingpong" "$ud_pingpong" "$uc_pingpong" "$srq_pingpong" "$xroce" "$xroce_run"; do
 	[ -x "$bin" ] || die "$bin is missing (make all)"
 done
 
@@ -169,23 +175,29 @@ gid_ok() {
 		grep -q "remote address: .*GID $(guest_gid "$gid_index")\$" "$log"
 }
 
-# The tools of a KIND of run: rc, uc, ud or srq, and the options both take.
+# The tools of a KIND of run: rc, uc, ud, srq or verbs, the device our side
+# names with -d, and the options both take.
 host_tool() {
 	case $1 in
 	uc | ud | srq) echo "xroce-$1-pingpong" ;;
+	verbs) echo "xroce-run ibv_rc_pingpong" ;;
 	*) echo xroce-pingpong ;;
 	esac
 }
-host_bin() {
+host_cmd() {
 	case $1 in
 	uc) echo "$uc_pingpong" ;;
 	ud) echo "$ud_pingpong" ;;
 	srq) echo "$srq_pingpong" ;;
+	verbs) echo "$xroce_run ibv_rc_pingpong" ;;
 	*) echo "$pingpong" ;;
 	esac
 }
+host_dev() {
+	if [ "$1" = verbs ]; then echo "xroce_$host_if"; else echo "$host_if"; fi
+}
 guest_tool() {
-	echo "ibv_$1_pingpong"
+	if [ "$1" = verbs ]; then echo ibv_rc_pingpong; else echo "ibv_$1_pingpong"; fi
 }
 kind_opts() {
 	if [ "$1" = srq ]; then echo "-q $SRQ_QPS"; fi
@@ -373,9 +385,10 @@ run_guest_server() {
 		die "rxe-peer start failed"
 	# The guest server needs 2-3 s to listen; xroce's client also retries a refused connect.
 	sleep 3
-	# shellcheck disable=SC2046 # kind_opts is meant to be split into words
-	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$(host_bin "$kind")" -d "$host_if" -g "$gid_index" \
-		-n "$(iters_of "$kind")" -s "$size" --chk $(kind_opts "$kind") "$guest_ip" >"$host_log" 2>&1 ||
+	# shellcheck disable=SC2046 # host_cmd and kind_opts are meant to be split into words
+	in_host_ns timeout $((GUEST_TIMEOUT + 30)) $(host_cmd "$kind") -d "$(host_dev "$kind")" \
+		-g "$gid_index" -n "$(iters_of "$kind")" -s "$size" --chk $(kind_opts "$kind") "$guest_ip" \
+		>"$host_log" 2>&1 ||
 		host_status=$?
 	# If we failed before the exchange, the guest server still waits in accept():
 	# a connection that closes at once makes it give up now rather than at its timeout.
@@ -409,9 +422,10 @@ run_xroce_server() {
 			"rxe-peer capture start failed"
 		return
 	fi
-	# shellcheck disable=SC2046 # kind_opts is meant to be split into words
-	in_host_ns timeout $((GUEST_TIMEOUT + 30)) "$(host_bin "$kind")" -d "$host_if" -g "$gid_index" \
-		-n "$(iters_of "$kind")" -s "$size" --chk $(kind_opts "$kind") >"$host_log" 2>&1 &
+	# shellcheck disable=SC2046 # host_cmd and kind_opts are meant to be split into words
+	in_host_ns timeout $((GUEST_TIMEOUT + 30)) $(host_cmd "$kind") -d "$(host_dev "$kind")" \
+		-g "$gid_index" -n "$(iters_of "$kind")" -s "$size" --chk $(kind_opts "$kind") \
+		>"$host_log" 2>&1 &
 	server_pid=$!
 	if ! wait_listening; then
 		kill "$server_pid" 2>/dev/null
@@ -459,6 +473,10 @@ done
 selected srq && for size in $SIZES_SRQ; do
 	run_guest_server srq "$size" 1
 	run_xroce_server srq "$size" 1
+done
+selected verbs && for size in $SIZES_VERBS; do
+	run_guest_server verbs "$size" 1
+	run_xroce_server verbs "$size" 1
 done
 
 # perftest (ib_*_bw, ib_*_lat) against xroce-perf on the same guest; adds to the counts.

@@ -157,8 +157,16 @@ static void connected(enum xr_qp_type type)
 		  a.path_mtu == 0,
 	      "refused INIT->RTR left the QP in INIT with nothing of it applied");
 
-	if (!rc)
+	if (rc) {
+		/* Responder resources above the device's max_qp_rd_atom (16). */
+		want.max_dest_rd_atomic = 17;
+		CHECK(xr_core_modify_qp(p.side[0].qp, &want, rtr_mask, p.side[1].mac) == -EINVAL,
+		      "INIT->RTR with max_dest_rd_atomic 17: EINVAL");
+		CHECK(query(p.side[0].qp, NULL).qp_state == XR_QPS_INIT, "still INIT");
+		want.max_dest_rd_atomic = 5;
+	} else {
 		want.max_dest_rd_atomic = want.min_rnr_timer = 0;
+	}
 	CHECK(xr_core_modify_qp(p.side[0].qp, &want, rtr_mask, p.side[1].mac) == 0, "to RTR");
 	{
 		struct xr_qp_attr b = h_rtr_attr(&p, 1, &o);
@@ -195,8 +203,16 @@ static void connected(enum xr_qp_type type)
 	CHECK(a.qp_state == XR_QPS_RTR && a.sq_psn == 0 && a.timeout == 0,
 	      "refused RTR->RTS left the QP in RTR with nothing of it applied");
 
-	if (!rc)
+	if (rc) {
+		/* An initiator depth above max_qp_init_rd_atom (128, as rxe's): refused. */
+		want.max_rd_atomic = 129;
+		CHECK(xr_core_modify_qp(p.side[0].qp, &want, rts_mask, NULL) == -EINVAL,
+		      "RTR->RTS with max_rd_atomic 129: EINVAL");
+		CHECK(query(p.side[0].qp, NULL).qp_state == XR_QPS_RTR, "still RTR");
+		want.max_rd_atomic = 128;
+	} else {
 		want.timeout = want.retry_cnt = want.rnr_retry = want.max_rd_atomic = 0;
+	}
 	CHECK(xr_core_modify_qp(p.side[0].qp, &want, rts_mask, NULL) == 0, "to RTS");
 	{
 		struct xr_qp_attr b = h_rts_attr(1, &o);
@@ -208,7 +224,7 @@ static void connected(enum xr_qp_type type)
 	      "RTS: state, sq_psn %#x", a.sq_psn);
 	if (rc)
 		CHECK(a.timeout == 17 && a.retry_cnt == 6 && a.rnr_retry == 3 &&
-			  a.max_rd_atomic == 5,
+			  a.max_rd_atomic == 128,
 		      "RTS: timeout %u, retry_cnt %u, rnr_retry %u, max_rd_atomic %u", a.timeout,
 		      a.retry_cnt, a.rnr_retry, a.max_rd_atomic);
 	check_init_attrs(&p, 0, &init, type, &cap[0]);

@@ -57,7 +57,7 @@ static int fill_device_attr(struct ibv_context *context, struct ibv_device_attr 
 	out->max_mr = XR_MAX_KEYS - 1;
 	out->max_cqe = clamp_int(a.max_cqe);
 	out->max_qp_rd_atom = clamp_int(a.max_qp_rd_atom);
-	out->max_qp_init_rd_atom = clamp_int(a.max_qp_rd_atom);
+	out->max_qp_init_rd_atom = clamp_int(a.max_qp_init_rd_atom);
 	out->max_res_rd_atom = clamp_int((uint64_t)a.max_qp_rd_atom * a.max_qp);
 	/* The engine runs every atomic of the device, one at a time. */
 	out->atomic_cap = IBV_ATOMIC_HCA;

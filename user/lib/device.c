@@ -289,6 +289,7 @@ int xr_query_device(struct xr_device *dev, struct xr_device_attr *a)
 	a->max_mr_size = UINT32_MAX;
 	a->max_inline_data = XR_MAX_INLINE;
 	a->max_qp_rd_atom = XR_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = XR_MAX_INIT_RD_ATOMIC;
 	a->device_cap_flags = dev->core.caps;
 	a->max_mcast_grp = XR_MAX_MCAST_GROUPS;
 	a->max_mcast_qp_attach = XR_MAX_MCAST_QP_ATTACH;

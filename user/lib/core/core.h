@@ -63,6 +63,14 @@
 #define XR_MAX_RD_ATOMIC 16
 
 /*
+ * READs/atomics a QP may have in flight (max_rd_atomic). It costs the
+ * requester a counter, not memory, and 128 is what Soft-RoCE offers: perftest
+ * (4.5) sets a client's initiator depth to the server's max_qp_rd_atom, so a
+ * smaller bound makes ib_read_bw fail against a rxe server.
+ */
+#define XR_MAX_INIT_RD_ATOMIC 128
+
+/*
  * The longest message (port attribute max_msg_sz): 1 GiB, as mlx5. A longer
  * READ, WRITE or SEND is an invalid request; the bound also keeps a READ's
  * responses (2^22 PSNs at MTU 256) well inside half the PSN space.

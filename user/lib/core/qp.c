@@ -299,9 +299,9 @@ static int check_values(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int m
 		return -EINVAL;
 	if ((mask & XR_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
 		return -EINVAL;
-	if ((mask & XR_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > 16)
+	if ((mask & XR_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > XR_MAX_INIT_RD_ATOMIC)
 		return -EINVAL;
-	if ((mask & XR_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > 16)
+	if ((mask & XR_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > XR_MAX_RD_ATOMIC)
 		return -EINVAL;
 	if ((mask & XR_QP_CUR_STATE) && a->cur_qp_state != qp->pub.state)
 		return -EINVAL;
