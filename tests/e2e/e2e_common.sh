@@ -20,6 +20,14 @@
 #                       waits (10 s at most) until PID, a server started in
 #                       NS (default NETNS_A), listens on TCP PORT; status 1
 #                       if PID exits first or the time runs out.
+# e2e_server_then_client SECONDS PORT SERVER_NS CLIENT_NS SERVER-CMD... -- CLIENT-CMD...
+#                       runs SERVER-CMD in the background and CLIENT-CMD,
+#                       each under timeout SECONDS in its namespace, into
+#                       $logdir/server.log and client.log; with a PORT, the
+#                       client starts only once the server listens there
+#                       (for clients that do not retry a refused connect);
+#                       sets server_status and client_status (the client's
+#                       is 1 when the server never listened).
 # e2e_wait_for_line FILE REGEX PID SECONDS
 #                       waits until a line of FILE matches REGEX, while PID
 #                       lives and for SECONDS at most; status 1 otherwise.
@@ -72,6 +80,29 @@ e2e_wait_listening() {
 		sleep 0.1
 	done
 	return 1
+}
+
+e2e_server_then_client() {
+	local seconds=$1 port=$2 server_ns=$3 client_ns=$4 server=()
+	shift 4
+	while [ "$1" != -- ]; do
+		server+=("$1")
+		shift
+	done
+	shift
+	netns_exec "$server_ns" timeout "$seconds" "${server[@]}" >"$logdir/server.log" 2>&1 &
+	server_pid=$!
+	client_status=0
+	if [ -n "$port" ] && ! e2e_wait_listening "$server_pid" "$port" "$server_ns"; then
+		echo "(the server never listened on port $port)" >"$logdir/client.log"
+		client_status=1
+	else
+		netns_exec "$client_ns" timeout "$seconds" "$@" >"$logdir/client.log" 2>&1 ||
+			client_status=$?
+	fi
+	server_status=0
+	wait "$server_pid" || server_status=$?
+	server_pid=""
 }
 
 e2e_wait_for_line() {

@@ -29,22 +29,11 @@ run_pair() {
 	local server_opts=$1 client_opts=$2 common
 	common="-n $iters${PINGPONG_PORT:+ -p $PINGPONG_PORT}"
 	# shellcheck disable=SC2086 # the options are meant to be split into words
-	netns_exec "$NETNS_A" timeout 150 ${PINGPONG_RUN:-} "$pingpong" -d "${PINGPONG_DEV_A:-$VETH_A}" \
-		-g "${PINGPONG_GID_A:-1}" $common $server_opts >"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	client_status=0
-	if [ -n "${PINGPONG_PORT:-}" ] && ! e2e_wait_listening "$server_pid" "$PINGPONG_PORT"; then
-		echo "(the server never listened on port $PINGPONG_PORT)" >"$logdir/client.log"
-		client_status=1
-	else
-		# shellcheck disable=SC2086
-		netns_exec "$NETNS_B" timeout 150 ${PINGPONG_RUN:-} "$pingpong" \
-			-d "${PINGPONG_DEV_B:-$VETH_B}" -g "${PINGPONG_GID_B:-1}" $common $client_opts \
-			"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
-	fi
-	server_status=0
-	wait "$server_pid" || server_status=$?
-	server_pid=""
+	e2e_server_then_client 150 "${PINGPONG_PORT:-}" "$NETNS_A" "$NETNS_B" \
+		${PINGPONG_RUN:-} "$pingpong" -d "${PINGPONG_DEV_A:-$VETH_A}" -g "${PINGPONG_GID_A:-1}" \
+		$common $server_opts -- \
+		${PINGPONG_RUN:-} "$pingpong" -d "${PINGPONG_DEV_B:-$VETH_B}" -g "${PINGPONG_GID_B:-1}" \
+		$common $client_opts "$ADDR_A"
 }
 
 run_must_pass() {

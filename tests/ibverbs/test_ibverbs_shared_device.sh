@@ -37,27 +37,13 @@ source tests/ibverbs/ibverbs_common.sh
 ibverbs_setup test_ibverbs_shared_device ivs perftest ibv_rc_pingpong ib_write_bw
 xroce=$(netns_xroce)
 
-# NAME SERVER-COMMAND... -- CLIENT-COMMAND...: both in NETNS_A, the client
-# started once the server listens on $port; fails unless both exit 0.
+# NAME SERVER-COMMAND... -- CLIENT-COMMAND...: both in NETNS_A under
+# xroce-run, the client started once the server listens on $port; fails
+# unless both exit 0.
 run_on_one_device() {
-	local name=$1 server=() client_status=0 server_status=0
+	local name=$1
 	shift
-	while [ "$1" != -- ]; do
-		server+=("$1")
-		shift
-	done
-	shift
-	netns_exec "$NETNS_A" timeout 60 "$run" "${server[@]}" >"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	if ! e2e_wait_listening "$server_pid" "$port"; then
-		echo "(the server never listened on port $port)" >"$logdir/client.log"
-		client_status=1
-	else
-		netns_exec "$NETNS_A" timeout 60 "$run" "$@" >"$logdir/client.log" 2>&1 ||
-			client_status=$?
-	fi
-	wait "$server_pid" || server_status=$?
-	server_pid=""
+	e2e_server_then_client 60 "$port" "$NETNS_A" "$NETNS_A" "$@"
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
 		e2e_show_logs
 		fail "$name: server exit $server_status, client exit $client_status (124 = timed out)"
@@ -66,8 +52,8 @@ run_on_one_device() {
 
 dev=xroce_$VETH_A
 run_on_one_device ibv_rc_pingpong \
-	ibv_rc_pingpong -d "$dev" -g "$gid_a" -p "$port" -s 3000 -n "$iters" -c -- \
-	ibv_rc_pingpong -d "$dev" -g "$gid_a" -p "$port" -s 3000 -n "$iters" -c "$ADDR_A"
+	"$run" ibv_rc_pingpong -d "$dev" -g "$gid_a" -p "$port" -s 3000 -n "$iters" -c -- \
+	"$run" ibv_rc_pingpong -d "$dev" -g "$gid_a" -p "$port" -s 3000 -n "$iters" -c "$ADDR_A"
 for side in server client; do
 	grep -qE "^$((3000 * iters * 2)) bytes in [0-9.]+ seconds" "$logdir/$side.log" &&
 		grep -qE "^$iters iters in [0-9.]+ seconds" "$logdir/$side.log" ||
@@ -76,8 +62,8 @@ done
 echo "ok   ibv_rc_pingpong on one device: $(grep -h "iters in" "$logdir/client.log")"
 
 run_on_one_device ib_write_bw \
-	ib_write_bw -d "$dev" -x "$gid_a" -F -p "$port" -n "$iters" -s 65536 -- \
-	ib_write_bw -d "$dev" -x "$gid_a" -F -p "$port" -n "$iters" -s 65536 "$ADDR_A"
+	"$run" ib_write_bw -d "$dev" -x "$gid_a" -F -p "$port" -n "$iters" -s 65536 -- \
+	"$run" ib_write_bw -d "$dev" -x "$gid_a" -F -p "$port" -n "$iters" -s 65536 "$ADDR_A"
 perftest_result_ok "$logdir/client.log" bw 65536 "$iters" ||
 	{ e2e_show_logs; fail "ib_write_bw: no result line for 65536 B x $iters"; }
 echo "ok   ib_write_bw on one device: $(awk '/^ *#bytes/ { getline; print; exit }' \

@@ -42,7 +42,7 @@ option() {
 
 # PROGRAM OPTS: one run; fails unless both sides pass with the right result.
 perftest_case() {
-	local prog=$1 opts=$2 kind bytes count qps server_reports=0 client_status=0 server_status=0
+	local prog=$1 opts=$2 kind bytes count qps server_reports=0
 	kind=${prog##*_}
 	case $prog in
 	ib_atomic_*) bytes=8 ;;
@@ -54,19 +54,9 @@ perftest_case() {
 	[ "$kind" = bw ] && count=$((iters * qps))
 	case "$prog $opts " in ib_send_* | *" -b "*) server_reports=1 ;; esac
 	# shellcheck disable=SC2086 # the options are meant to be split into words
-	netns_exec "$NETNS_A" timeout 60 "$run" "$prog" -d "xroce_$VETH_A" -x "$gid_a" -F -p "$port" \
-		-n "$iters" $opts >"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	if ! e2e_wait_listening "$server_pid" "$port"; then
-		echo "(the server never listened on port $port)" >"$logdir/client.log"
-		client_status=1
-	else
-		# shellcheck disable=SC2086
-		netns_exec "$NETNS_B" timeout 60 "$run" "$prog" -d "xroce_$VETH_B" -x "$gid_b" -F \
-			-p "$port" -n "$iters" $opts "$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
-	fi
-	wait "$server_pid" || server_status=$?
-	server_pid=""
+	e2e_server_then_client 60 "$port" "$NETNS_A" "$NETNS_B" \
+		"$run" "$prog" -d "xroce_$VETH_A" -x "$gid_a" -F -p "$port" -n "$iters" $opts -- \
+		"$run" "$prog" -d "xroce_$VETH_B" -x "$gid_b" -F -p "$port" -n "$iters" $opts "$ADDR_A"
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ] ||
 		! perftest_result_ok "$logdir/client.log" "$kind" "$bytes" "$count" ||
 		{ [ "$server_reports" = 1 ] && ! perftest_result_ok "$logdir/server.log" "$kind" "$bytes" "$count"; }; then

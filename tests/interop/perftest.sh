@@ -154,16 +154,17 @@ perftest_one() {
 		# The membership ends with the test, or at the latest when the tool would have timed out.
 		guest_cmd="/share/mcast_join $PERF_JOIN eth0 $((GUEST_TIMEOUT + 5)) & j=\$!; $guest_cmd; rc=\$?; kill \$j; exit \$rc"
 	fi
-	# shellcheck disable=SC2206 # the options are meant to be split into words
-	local perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_BIN" $perf_args -d "$PERF_HOST_IF"
-		-x "$PERF_GID" -F -n "$PERF_ITERS")
+	# Our side: xroce-perf, or Debian's perftest under xroce-run; the
+	# options are meant to be split into words.
+	local perf_cmd ours=xroce-perf
+	# shellcheck disable=SC2206
+	perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_BIN" $perf_args -d "$PERF_HOST_IF")
 	if [ "${PERF_UNMODIFIED:-0}" = 1 ]; then
+		ours="xroce-run ib_${perf_args%% *}"
 		# shellcheck disable=SC2206
-		perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_RUN" ib_$perf_args
-			-d "xroce_$PERF_HOST_IF" -x "$PERF_GID" -F -n "$PERF_ITERS")
+		perf_cmd=(timeout $((GUEST_TIMEOUT + 30)) "$PERF_RUN" ib_$perf_args -d "xroce_$PERF_HOST_IF")
 	fi
-	local ours=${perf_cmd[2]##*/}
-	[ "${PERF_UNMODIFIED:-0}" = 1 ] && ours="xroce-run ${perf_cmd[3]}"
+	perf_cmd+=(-x "$PERF_GID" -F -n "$PERF_ITERS")
 
 	if [ -n "$outs" ] && ! capture_start "$PERF_PEER_NS" "$PERF_CAPTURE_IF" "$pcap"; then
 		why=$CAPTURE_WHY
@@ -316,14 +317,12 @@ perftest_main() {
 	perftest_run_pair "send_lat --use-srq" "send_lat -s 64 --use-srq" \
 		"send_lat -s 64 --use-srq" 64 pingpong-lat
 	# Debian's perftest itself on our side too, under xroce-run (runs named "unmodified ...").
-	local size
+	local size test
 	for size in 4096 65536; do
-		PERF_UNMODIFIED=1 perftest_run_pair "unmodified write_bw -s $size" \
-			"write_bw -s $size" "write_bw -s $size" "$size" bw
-		PERF_UNMODIFIED=1 perftest_run_pair "unmodified read_bw -s $size" \
-			"read_bw -s $size" "read_bw -s $size" "$size" bw
-		PERF_UNMODIFIED=1 perftest_run_pair "unmodified send_bw -s $size" \
-			"send_bw -s $size" "send_bw -s $size" "$size" bw
+		for test in write_bw read_bw send_bw; do
+			PERF_UNMODIFIED=1 perftest_run_pair "unmodified $test -s $size" \
+				"$test -s $size" "$test -s $size" "$size" bw
+		done
 	done
 	if [[ "send_bw UD -g" =~ ${PERF_RUNS:-.} ]] && perftest_build_join; then
 		PERF_JOIN=$PERF_MCAST_GROUP perftest_run_pair "send_bw UD -g" \
