@@ -72,7 +72,7 @@ LIB_MAP := user/lib/libxroce.map
 PUBLIC_HEADERS := $(wildcard include/xroce/*.h)
 MAN_PAGES := $(wildcard docs/man/*.[1-8])
 
-.PHONY: all deps test fuzz interop bench clean format install uninstall
+.PHONY: all deps test fuzz interop bench profile clean format install uninstall
 all: $(BPF_OBJS) $(BUILD)/libxroce.a $(BUILD)/libxroce.so $(BUILD)/$(SONAME) $(BUILD)/xroce $(TOOLS) \
 	$(TEST_BINS) $(BENCH_BINS) $(FUZZ_BINS)
 
@@ -162,6 +162,10 @@ interop: deps
 bench: deps
 	$(MAKE) all
 	BUILD=$(BUILD) bench/run.sh
+
+profile: deps
+	$(MAKE) all
+	BUILD=$(BUILD) bench/profile.sh
 
 # A directory as libxroce.pc names it: relative to ${prefix} when under PREFIX.
 pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))

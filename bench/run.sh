@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Benchmarks xroce against kernel sockets on one veth pair, in one run:
 #   - baselines: iperf3 TCP without XDP and with xroce attached to both ends,
-#     and a UDP socket ping-pong of 8-byte messages (build/bench/udp_pingpong);
+#     and a UDP socket ping-pong of 8 B and 4 KiB messages (build/bench/udp_pingpong);
 #   - xroce-perf write_bw and read_bw at 4 KiB, 64 KiB and 1 MiB, path MTU
 #     1024 on interface MTU 1500;
 #   - write_bw of 64 KiB over 16, 128 and 1,024 QPs (the 1-QP figure is the
 #     one above), with the engines' retransmissions and local ACK timeouts;
-#   - write_lat of 8 bytes: average, p50, p99 and p99.9 of half round trips;
+#   - write_lat, send_lat and read_lat of 8 B and 4 KiB: average, p50, p99,
+#     p99.9 and maximum (half round trips; read_lat's are whole ones, beside
+#     the UDP round trip);
 #   - the same bandwidths at path MTU 4096 on interface MTU 9000, when the
 #     interfaces take MTU 9000 with xroce attached and xroce's active_mtu is
 #     then 4096 (else those rows say n/a and why), beside iperf3 at MTU 9000.
 # Every bandwidth comes with the CPU time (user + system, of client and
-# server together, from /usr/bin/time) per GB (10^9 bytes) moved.
+# server together, from /usr/bin/time) per GB (10^9 bytes) moved, and every
+# xroce figure with the system calls both engines made per message (per
+# iteration for latencies), from their own counters (engine_syscalls).
 # Ends with one table: figure, xroce, baseline, ratio (xroce / baseline).
 # Absolute figures move with whatever else runs on the machine; no figure is
 # asserted. Exits non-zero only if a test failed outright.
@@ -124,8 +128,8 @@ print("%.2f %d" % (s["bits_per_second"] / 1e9, s["bytes"]))' <"$logdir/$key.clie
 	return 1
 }
 
-# engine_counters KEY: retransmits and timeouts of both ends' engines (the
-# counters of the last process that had each device open), summed, as "R T".
+# engine_counters KEY: retransmits, timeouts and syscalls of both ends' engines
+# (the counters of the last process that had each device open), summed, as "R T S".
 engine_counters() {
 	local end
 	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
@@ -134,7 +138,7 @@ engine_counters() {
 	done
 	python3 -c 'import json, sys
 engines = [json.load(open(f))["engine"] for f in sys.argv[1:]]
-print(sum(e["retransmits"] for e in engines), sum(e["timeouts"] for e in engines))' \
+print(*(sum(e[c] for e in engines) for c in ("retransmits", "timeouts", "syscalls")))' \
 		"$logdir/$1.stats.$VETH_A" "$logdir/$1.stats.$VETH_B"
 }
 
@@ -159,20 +163,49 @@ perf() {
 	return 1
 }
 
+# per_op COUNT OPS: COUNT / OPS with two decimals.
+per_op() {
+	awk -v c="$1" -v n="$2" 'BEGIN { printf "%.2f", (n > 0 ? c / n : 0) }'
+}
+
 # perf_bw KEY TEST ARGS...: a bandwidth test; its cell: Gbit/s (xroce-perf's
-# MB are MiB), CPU per GB, retransmissions and timeouts.
+# MB are MiB), CPU per GB, retransmissions, timeouts and syscalls per message.
 perf_bw() {
-	local key=$1 gbits bytes counters
+	local key=$1 gbits bytes msgs rtx tmo sys
 	cell[$key]=failed
 	perf "$@" || return 1
-	read -r gbits bytes <<<"$(awk '{ printf "%.2f %d", $4 * 1048576 * 8 / 1e9, $1 * $2 }' \
+	read -r gbits bytes msgs <<<"$(awk '{ printf "%.2f %d %d", $4 * 1048576 * 8 / 1e9, $1 * $2, $2 }' \
 		<<<"$perf_line")"
-	counters=$(engine_counters "$key") || {
+	read -r rtx tmo sys <<<"$(engine_counters "$key")" && [ -n "$sys" ] || {
 		echo "bench: $key: xroce stats failed"
 		return 1
 	}
 	num[$key]=$gbits
-	cell[$key]="$gbits Gbit/s, $(cpu_per_gb "$key" "$bytes") CPU s/GB, rtx ${counters% *}, tmo ${counters#* }"
+	cell[$key]="$gbits Gbit/s, $(cpu_per_gb "$key" "$bytes") CPU s/GB, rtx $rtx, tmo $tmo, $(per_op "$sys" "$msgs") sys/msg"
+}
+
+lat_stats=(avg p50 p99 p999 max)
+declare -A stat_name=([avg]=average [p50]=p50 [p99]=p99 [p999]=p99.9 [max]=max)
+
+# perf_lat KEY TEST ARGS...: a latency test; num[KEY_STAT] and cell[KEY_STAT]
+# for each of lat_stats, cell[KEY_sys] the syscalls per iteration.
+perf_lat() {
+	local key=$1 stat values rtx tmo sys
+	for stat in "${lat_stats[@]}"; do cell[${key}_$stat]=failed; done
+	cell[${key}_sys]=failed
+	perf "$@" || return 1
+	# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+	read -r -a values <<<"$(awk '{ print $6, $5, $8, $9, $4 }' <<<"$perf_line")"
+	for stat in "${lat_stats[@]}"; do
+		num[${key}_$stat]=${values[0]}
+		cell[${key}_$stat]="${values[0]} us"
+		values=("${values[@]:1}")
+	done
+	read -r rtx tmo sys <<<"$(engine_counters "$key")" && [ -n "$sys" ] || {
+		echo "bench: $key: xroce stats failed"
+		return 1
+	}
+	cell[${key}_sys]="$(per_op "$sys" "$(awk '{ print $2 }' <<<"$perf_line")") syscalls/iteration, rtx $rtx, tmo $tmo"
 }
 
 failed=0
@@ -180,19 +213,26 @@ failed=0
 echo "bench: iperf3 TCP, no XDP"
 iperf3_tcp tcp_plain || failed=1
 
-echo "bench: UDP ping-pong, 8 B"
-for stat in avg p50 p99 p999; do cell[udp_$stat]=failed; done
-start_server udp "$BUILD/bench/udp_pingpong" server 18602
-if run_client udp "$BUILD/bench/udp_pingpong" client "$ADDR_A" 18602 $((duration * 10000)) &&
-	wait_servers; then
-	for stat in avg p50 p99 p999; do
-		num[udp_$stat]=$(grep -o " ${stat}_us=[^ ]*" "$logdir/udp.client" | cut -d= -f2)
-		cell[udp_$stat]="UDP ping-pong ${num[udp_$stat]} us"
-	done
-else
-	wait_servers || true
-	failed=1
-fi
+lat_sizes=(8 4096)
+declare -A size_name=([8]="8 B" [4096]="4 KiB" [65536]="64 KiB" [1048576]="1 MiB")
+for size in "${lat_sizes[@]}"; do
+	echo "bench: UDP ping-pong, ${size_name[$size]}"
+	for stat in "${lat_stats[@]}"; do cell[udp_${size}_$stat]=failed; done
+	start_server "udp_$size" "$BUILD/bench/udp_pingpong" server 18602
+	if run_client "udp_$size" "$BUILD/bench/udp_pingpong" client "$ADDR_A" 18602 \
+		$((duration * 10000)) "$size" && wait_servers; then
+		for stat in "${lat_stats[@]}"; do
+			half=$(grep -o " ${stat}_us=[^ ]*" "$logdir/udp_$size.client" | cut -d= -f2)
+			num[udp_${size}_$stat]=$half
+			cell[udp_${size}_$stat]="UDP ping-pong $half us (half RTT)"
+			num[udp_rtt_${size}_$stat]=$(awk -v h="$half" 'BEGIN { printf "%.2f", 2 * h }')
+			cell[udp_rtt_${size}_$stat]="UDP ping-pong ${num[udp_rtt_${size}_$stat]} us (RTT)"
+		done
+	else
+		wait_servers || true
+		failed=1
+	fi
+done
 
 echo "bench: attaching xroce to both ends"
 netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" || exit 1
@@ -200,7 +240,6 @@ echo "bench: iperf3 TCP, xroce attached"
 iperf3_tcp tcp_xdp || failed=1
 
 sizes=(4096 65536 1048576)
-declare -A size_name=([4096]="4 KiB" [65536]="64 KiB" [1048576]="1 MiB")
 
 echo "bench: write_bw and read_bw, path MTU 1024"
 for test in write_bw read_bw; do
@@ -215,19 +254,13 @@ for qps in "${qp_counts[@]}"; do
 	perf_bw "qps_$qps" write_bw -s 65536 -D "$duration" -m 1024 -q "$qps" || failed=1
 done
 
-echo "bench: write_lat 8 B"
-for stat in avg p50 p99 p999; do cell[lat_$stat]=failed; done
-if perf lat write_lat -s 8 -n $((duration * 20000)) -m 1024; then
-	# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
-	read -r -a lat <<<"$(awk '{ print $6, $5, $8, $9 }' <<<"$perf_line")"
-	for stat in avg p50 p99 p999; do
-		num[lat_$stat]=${lat[0]}
-		cell[lat_$stat]="${lat[0]} us"
-		lat=("${lat[@]:1}")
+lat_tests=(write_lat send_lat read_lat)
+for test in "${lat_tests[@]}"; do
+	for size in "${lat_sizes[@]}"; do
+		echo "bench: $test ${size_name[$size]}"
+		perf_lat "${test}_$size" "$test" -s "$size" -n $((duration * 20000)) -m 1024 || failed=1
 	done
-else
-	failed=1
-fi
+done
 
 # MTU 9000 with xroce attached needs an XDP program that takes multi-buffer frames.
 echo "bench: interface MTU 9000"
@@ -272,7 +305,7 @@ ratio() {
 
 # line FIGURE XROCE BASELINE RATIO: one line of the table.
 line() {
-	printf '%-32s %-42s %-46s %s\n' "$@"
+	printf '%-34s %-56s %-42s %s\n' "$@"
 }
 
 # row FIGURE KEY [BASELINE_TEXT BASE_KEY]...: the figure, with one line per baseline.
@@ -291,10 +324,14 @@ row() {
 	done
 }
 
-declare -A test_name=([write_bw]=WRITE [read_bw]=READ)
+declare -A test_name=([write_bw]=WRITE [read_bw]=READ [write_lat]=WRITE [send_lat]=SEND
+	[read_lat]=READ)
 echo
 echo "xroce on $VETH_A/$VETH_B, ${duration} s per test; CPU s/GB: user + system seconds of both"
-echo "processes per 10^9 bytes; rtx, tmo: retransmissions and local ACK timeouts of both engines"
+echo "processes per 10^9 bytes; rtx, tmo: retransmissions and local ACK timeouts of both engines;"
+echo "sys/msg, syscalls/iteration: system calls of both engines (engine_syscalls) per message or iteration"
+echo "engine spin: XROCE_BUSY_POLL_US=${XROCE_BUSY_POLL_US:-50 (default)} after the last work," \
+	"XROCE_SPIN_IN_FLIGHT_US=${XROCE_SPIN_IN_FLIGHT_US:-unset (default: no sleep while an operation is outstanding)}"
 line figure xroce "baseline (same run)" ratio
 for mtu in 1024 4096; do
 	for test in write_bw read_bw; do
@@ -318,9 +355,17 @@ for qps in "${qp_counts[@]}"; do
 	row "WRITE 64 KiB, $qps QPs, MTU 1024" "qps_$qps" \
 		"1 QP: ${cell[write_bw_65536_1024]%%,*}" write_bw_65536_1024
 done
-declare -A stat_name=([avg]=average [p50]=p50 [p99]=p99 [p999]=p99.9)
-for stat in avg p50 p99 p999; do
-	row "WRITE 8 B latency, ${stat_name[$stat]}" "lat_$stat" "${cell[udp_$stat]} (half RTT)" "udp_$stat"
+for test in "${lat_tests[@]}"; do
+	for size in "${lat_sizes[@]}"; do
+		key=${test}_$size
+		base=udp_$size
+		[ "$test" = read_lat ] && base=udp_rtt_$size
+		for stat in "${lat_stats[@]}"; do
+			row "${test_name[$test]} ${size_name[$size]} latency, ${stat_name[$stat]}" \
+				"${key}_$stat" "${cell[${base}_$stat]}" "${base}_$stat"
+		done
+		line "  engines" "${cell[${key}_sys]}" - -
+	done
 done
 line "iperf3 TCP, no XDP" - "${cell[tcp_plain]}" -
 line "iperf3 TCP, xroce attached" - "${cell[tcp_xdp]}" -

@@ -239,6 +239,16 @@ struct xr_engine_stats {
 	__u64 relay_frames;
 	/* of those: lost because the other side's socket was full or gone */
 	__u64 relay_drops;
+	/*
+	 * system calls the library made to move frames and completions:
+	 * transmit kicks, the engine's sleeps and wake-ups, eventfd writes,
+	 * the sockets of processes sharing the device
+	 */
+	__u64 syscalls;
+	/* times the engine thread blocked waiting for frames, work or a timer */
+	__u64 sleeps;
+	/* of those: while an operation was outstanding (XROCE_SPIN_IN_FLIGHT_US bounds the spin) */
+	__u64 sleeps_in_flight;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

@@ -41,6 +41,13 @@ static unsigned long long now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+/* Sends what was submitted and reclaims what was sent. */
+static void flush(struct xr_xsk_port *port)
+{
+	xr_xsk_port_tx_publish(port);
+	xr_xsk_port_tx_kick(port);
+}
+
 /* A tx buffer, flushing to reclaim completed frames while none is free, until the deadline. */
 static uint8_t *alloc_tx_buffer(struct xr_xsk_port *port, uint32_t *cap,
 				unsigned long long deadline)
@@ -50,7 +57,7 @@ static uint8_t *alloc_tx_buffer(struct xr_xsk_port *port, uint32_t *cap,
 	while (!(buf = xr_xsk_port_tx_alloc(port, cap))) {
 		if (now_ns() > deadline)
 			return NULL;
-		xr_xsk_port_tx_flush(port);
+		flush(port);
 	}
 	return buf;
 }
@@ -87,7 +94,7 @@ static void run_echo(struct xr_xsk_port *port, unsigned long count, struct echo_
 	while (counts->received < count && now_ns() < deadline) {
 		n = xr_xsk_port_rx(port, frames, RX_BATCH);
 		if (n == 0) {
-			xr_xsk_port_tx_flush(port);
+			flush(port);
 			poll(pfds, (nfds_t)nfds, 100);
 			continue;
 		}
@@ -95,11 +102,11 @@ static void run_echo(struct xr_xsk_port *port, unsigned long count, struct echo_
 			echo_frame(port, &frames[j], counts, deadline);
 		counts->received += n;
 		xr_xsk_port_rx_release(port);
-		xr_xsk_port_tx_flush(port);
+		flush(port);
 	}
 	drain_end = now_ns() + DRAIN_NS;
 	while (now_ns() < drain_end)
-		xr_xsk_port_tx_flush(port);
+		flush(port);
 }
 
 int main(int argc, char **argv)

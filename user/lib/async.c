@@ -41,6 +41,7 @@ void xr_async_signal(struct xr_device *dev, uint64_t raised)
 	if (raised) {
 		r = write(dev->async_fd, &raised, sizeof(raised));
 		(void)r;
+		xr_count_syscalls(dev, 1);
 	}
 }
 

@@ -125,6 +125,7 @@ void xr_unlock_and_notify(struct xr_device *dev)
 			/* Beyond the batch: written here, correct if not as cheap. */
 			r = write(ch->pub.fd, &ch->owed, sizeof(ch->owed));
 			(void)r;
+			xr_count_syscalls(dev, 1);
 		} else {
 			w[nw].ch = ch;
 			w[nw].n = ch->owed;
@@ -136,7 +137,10 @@ void xr_unlock_and_notify(struct xr_device *dev)
 	}
 	raised = xr_async_raised_locked(dev);
 	pthread_mutex_unlock(&dev->lock);
+	xr_engine_transmit(dev);
 	xr_async_signal(dev, raised);
+	if (nw)
+		xr_count_syscalls(dev, (uint64_t)nw);
 	for (int i = 0; i < nw; i++) {
 		/* Semaphore mode: n adds n events, each read takes one. Cannot overflow. */
 		r = write(w[i].ch->pub.fd, &w[i].n, sizeof(w[i].n));

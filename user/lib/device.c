@@ -187,6 +187,9 @@ static int open_device(struct xr_device *dev, const char *ifname,
 		dev->core.xdp_fast_path = 0;
 	busy = getenv("XROCE_BUSY_POLL_US");
 	dev->busy_poll_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_BUSY_POLL_NS;
+	/* Unset: no sleep while an operation is outstanding, as an RDMA NIC never naps. */
+	busy = getenv("XROCE_SPIN_IN_FLIGHT_US");
+	dev->spin_in_flight_ns = busy ? strtoull(busy, NULL, 10) * 1000 : UINT64_MAX;
 	err = pthread_mutex_init(&dev->lock, NULL);
 	if (err)
 		return -err;

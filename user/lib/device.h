@@ -42,7 +42,14 @@ struct xr_device {
 	bool port_active;	    /* the interface is up with carrier, as last seen */
 	int sleeping;		    /* atomic: the engine is (about to be) blocked in poll */
 	int stop;		    /* atomic */
-	uint64_t busy_poll_ns;
+	uint64_t busy_poll_ns; /* the engine spins this long after its last work before sleeping */
+	/* ... and at least this long while an operation is outstanding (UINT64_MAX: until it is
+	 * done) */
+	uint64_t spin_in_flight_ns;
+	/* The engine's syscall and sleep counters (atomic: any thread counts), published by each
+	 * round. */
+	uint64_t syscalls, sleeps, sleeps_in_flight;
+	uint64_t stats_due_ns; /* under the lock: when idle rounds publish the counters again */
 	/*
 	 * Until this time (atomic, ns) an application thread is spinning in
 	 * xr_poll_cq and doing engine rounds itself: the engine thread keeps
@@ -61,8 +68,19 @@ struct xr_device {
 uint64_t xr_now_ns(void);
 int xr_engine_start(struct xr_device *dev);
 void xr_engine_stop(struct xr_device *dev);
-/* One receive/transport/transmit round, with dev->lock held; true if it did work. */
+/*
+ * One receive/transport round, with dev->lock held; true if it did work.
+ * The frames it built wait in the TX ring for the kick that
+ * xr_unlock_and_notify makes once the lock is released.
+ */
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
+/* Without the lock: has the kernel send what rounds put in the TX ring. */
+void xr_engine_transmit(struct xr_device *dev);
+/* Counts n system calls made for the data path (any thread). */
+static inline void xr_count_syscalls(struct xr_device *dev, uint64_t n)
+{
+	__atomic_fetch_add(&dev->syscalls, n, __ATOMIC_RELAXED);
+}
 /* How long a poll_cq call keeps the engine thread off the sockets. */
 #define XR_APP_POLL_GRACE_NS 200000ull
 
@@ -94,10 +112,12 @@ void xr_engine_kick(struct xr_device *dev);
  */
 void xr_channel_cq_event(void *ctx, struct xr_cq *cq);
 /*
- * Releases dev->lock, then writes the eventfds of the channels the core
- * fired events on meanwhile, and counts the asynchronous events it raised
- * into the async fd: no consumer is woken only to wait for the lock. Every critical section in
- * which the core may complete work ends with this instead of pthread_mutex_unlock.
+ * Releases dev->lock, then kicks the transmission of the frames the core
+ * built meanwhile, writes the eventfds of the channels it fired events on
+ * and counts the asynchronous events it raised into the async fd: no
+ * system call is made under the lock, no consumer is woken only to wait
+ * for it. Every critical section in which the core may send or complete
+ * work ends with this instead of pthread_mutex_unlock.
  */
 void xr_unlock_and_notify(struct xr_device *dev);
 /* Removes the events of cq (being destroyed) that nobody took from the channel's queue. */

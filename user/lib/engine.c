@@ -8,16 +8,16 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "device.h"
 
 #define RX_BATCH 64
-#define MAX_SLEEP_NS 100000000ull   /* wake at least every 100 ms */
-#define TX_RETRY_NS 20000ull	    /* a tx backlog is flushed again this soon */
-#define MONITOR_POLL_NS 10000000ull /* link and address news are at most this late */
+#define MAX_SLEEP_NS 100000000ull	 /* wake at least every 100 ms */
+#define TX_RETRY_NS 20000ull		 /* a tx backlog is flushed again this soon */
+#define MONITOR_POLL_NS 10000000ull	 /* link and address news are at most this late */
+#define STATS_IDLE_PUBLISH_NS 1000000ull /* counters of idle rounds are at most this late */
 
 uint64_t xr_now_ns(void)
 {
@@ -27,12 +27,24 @@ uint64_t xr_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The counters into the pinned map, where `xroce stats` reads them. */
+static void publish_stats(struct xr_device *dev)
+{
+	struct xr_engine_stats *stats = &dev->core.stats;
+
+	stats->syscalls = __atomic_load_n(&dev->syscalls, __ATOMIC_RELAXED);
+	stats->sleeps = __atomic_load_n(&dev->sleeps, __ATOMIC_RELAXED);
+	stats->sleeps_in_flight = __atomic_load_n(&dev->sleeps_in_flight, __ATOMIC_RELAXED);
+	*dev->xdp.engine_stats = *stats;
+}
+
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 {
 	struct xr_rx_frame frames[RX_BATCH];
 	struct xr_core *core = &dev->core;
 	uint64_t tx_before, now;
 	unsigned n;
+	bool busy;
 
 	now = xr_now_ns();
 	tx_before = core->stats.tx_frames;
@@ -50,25 +62,41 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 	n += xr_share_owner_poll(dev, now);
 	n += xr_loopback_deliver(dev, now);
 	*deadline = xr_core_progress(core, now);
-	xr_xsk_port_tx_flush(dev->port);
+	xr_xsk_port_tx_publish(dev->port);
 	/* Frames the device refused for now: come back soon rather than at a timer. */
 	if (xr_xsk_port_tx_backlog(dev->port) && (!*deadline || *deadline > now + TX_RETRY_NS))
 		*deadline = now + TX_RETRY_NS;
 	/* Frames to ourselves are received by the next round, which must not wait. */
 	if (xr_loopback_pending(&dev->loopback))
 		*deadline = now;
-	if (memcmp(dev->xdp.engine_stats, &core->stats, sizeof(core->stats)))
-		*dev->xdp.engine_stats = core->stats;
-	return n || core->stats.tx_frames != tx_before;
+	busy = n || core->stats.tx_frames != tx_before;
+	/* Counters change with frames; the syscall and sleep counts also between them. */
+	if (busy || now >= dev->stats_due_ns) {
+		publish_stats(dev);
+		dev->stats_due_ns = now + STATS_IDLE_PUBLISH_NS;
+	}
+	return busy;
+}
+
+void xr_engine_transmit(struct xr_device *dev)
+{
+	unsigned calls;
+
+	if (!dev->port)
+		return;
+	calls = xr_xsk_port_tx_kick(dev->port);
+	if (calls)
+		xr_count_syscalls(dev, calls);
 }
 
 /* One round; returns whether anything was received or sent. */
-static bool engine_round(struct xr_device *dev, uint64_t *deadline)
+static bool engine_round(struct xr_device *dev, uint64_t *deadline, bool *outstanding)
 {
 	bool busy;
 
 	pthread_mutex_lock(&dev->lock);
 	busy = xr_engine_round_locked(dev, deadline);
+	*outstanding = xr_core_outstanding(&dev->core);
 	xr_unlock_and_notify(dev);
 	return busy;
 }
@@ -77,7 +105,7 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_so
 {
 	struct pollfd pfd[XR_MAX_QUEUES + 1 + XR_SHARE_MAX_GUESTS + 2];
 	int nfds = watch_sockets && dev->port ? xr_xsk_port_nfds(dev->port) : 0, n = 0;
-	int monitor = -1;
+	int monitor = -1, owner = -1;
 	uint64_t now = xr_now_ns(), wait = MAX_SLEEP_NS;
 	struct timespec ts;
 	uint64_t v;
@@ -92,8 +120,10 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_so
 		pfd[n++] = (struct pollfd){.fd = xr_xsk_port_fd(dev->port, i), .events = POLLIN};
 	if (watch_sockets && xr_share_guest_fd(dev) >= 0)
 		pfd[n++] = (struct pollfd){.fd = xr_share_guest_fd(dev), .events = POLLIN};
-	if (watch_sockets)
+	if (watch_sockets) {
+		owner = n;
 		n += xr_share_owner_pollfds(dev, pfd + n, 1 + XR_SHARE_MAX_GUESTS);
+	}
 	if (xr_port_monitor_fd(dev) >= 0) {
 		monitor = n;
 		pfd[n++] = (struct pollfd){.fd = xr_port_monitor_fd(dev), .events = POLLIN};
@@ -101,12 +131,16 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_so
 	pfd[n++] = (struct pollfd){.fd = dev->wake_fd, .events = POLLIN};
 	ts.tv_sec = (time_t)(wait / 1000000000ull);
 	ts.tv_nsec = (long)(wait % 1000000000ull);
+	xr_count_syscalls(dev, 1);
 	if (ppoll(pfd, (nfds_t)n, &ts, NULL) <= 0)
 		return;
 	if (pfd[n - 1].revents & POLLIN) {
 		ssize_t r = read(dev->wake_fd, &v, sizeof(v));
 		(void)r;
+		xr_count_syscalls(dev, 1);
 	}
+	if (owner >= 0)
+		xr_share_owner_polled(dev, pfd + owner);
 	if (monitor >= 0 && (pfd[monitor].revents & POLLIN))
 		xr_port_monitor_poll(dev);
 }
@@ -122,10 +156,30 @@ static void set_xdp_sleeping(struct xr_device *dev, bool sleeping)
 	xr_unlock_and_notify(dev); /* absorbed ACKs may complete work */
 }
 
+/*
+ * Whether the engine may sleep after a round that found nothing to do:
+ * not while an operation is outstanding (until spin_in_flight_ns have
+ * passed since it found it so), nor within busy_poll_ns of its last work.
+ */
+static bool may_sleep(struct xr_device *dev, bool outstanding, uint64_t idle_since,
+		      uint64_t *outstanding_since)
+{
+	uint64_t now = xr_now_ns();
+
+	if (!outstanding)
+		*outstanding_since = 0;
+	else if (!*outstanding_since)
+		*outstanding_since = now;
+	if (outstanding && now - *outstanding_since < dev->spin_in_flight_ns)
+		return false;
+	return now - idle_since >= dev->busy_poll_ns;
+}
+
 static void *engine_main(void *arg)
 {
 	struct xr_device *dev = arg;
-	uint64_t idle_since = xr_now_ns(), deadline, next_monitor_poll = 0;
+	uint64_t idle_since = xr_now_ns(), outstanding_since = 0, deadline, next_monitor_poll = 0;
+	bool outstanding;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t app_until = __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED);
@@ -142,13 +196,14 @@ static void *engine_main(void *arg)
 			engine_sleep(dev, app_until, false);
 			__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
 			idle_since = xr_now_ns();
+			outstanding_since = 0;
 			continue;
 		}
-		if (engine_round(dev, &deadline)) {
+		if (engine_round(dev, &deadline, &outstanding)) {
 			idle_since = xr_now_ns();
 			continue;
 		}
-		if (xr_now_ns() - idle_since < dev->busy_poll_ns)
+		if (!may_sleep(dev, outstanding, idle_since, &outstanding_since))
 			continue;
 		/*
 		 * Announce the sleep, then look once more: work posted before the
@@ -157,8 +212,13 @@ static void *engine_main(void *arg)
 		 */
 		__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
 		set_xdp_sleeping(dev, true);
-		if (!engine_round(dev, &deadline))
+		if (!engine_round(dev, &deadline, &outstanding) &&
+		    may_sleep(dev, outstanding, idle_since, &outstanding_since)) {
+			__atomic_fetch_add(&dev->sleeps, 1, __ATOMIC_RELAXED);
+			if (outstanding)
+				__atomic_fetch_add(&dev->sleeps_in_flight, 1, __ATOMIC_RELAXED);
 			engine_sleep(dev, deadline, true);
+		}
 		set_xdp_sleeping(dev, false);
 		__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
 		idle_since = xr_now_ns();
@@ -176,6 +236,7 @@ void xr_engine_kick(struct xr_device *dev)
 	if (__atomic_load_n(&dev->sleeping, __ATOMIC_SEQ_CST)) {
 		ssize_t r = write(dev->wake_fd, &one, sizeof(one));
 		(void)r;
+		xr_count_syscalls(dev, 1);
 	}
 }
 
@@ -208,4 +269,9 @@ void xr_engine_stop(struct xr_device *dev)
 	pthread_join(dev->engine, NULL);
 	close(dev->wake_fd);
 	dev->engine_running = false;
+	if (dev->port) {
+		pthread_mutex_lock(&dev->lock);
+		publish_stats(dev);
+		pthread_mutex_unlock(&dev->lock);
+	}
 }

@@ -60,6 +60,9 @@ bool xr_share_owner_rx_foreign(void *ctx, const uint8_t *frame, uint32_t len, ui
 unsigned xr_share_owner_poll(struct xr_device *dev, uint64_t now);
 /* The fds the engine sleeps on for guests; returns how many it wrote (<= max). */
 int xr_share_owner_pollfds(const struct xr_device *dev, struct pollfd *pfd, int max);
+/* Without the lock, after poll() on the fds pollfds wrote: a guest knocking is let in by the next
+ * poll. */
+void xr_share_owner_polled(struct xr_device *dev, const struct pollfd *pfd);
 
 /* ---- share_guest.c: a guest's side ---- */
 /*

@@ -125,6 +125,7 @@ static void guest_tx_submit(void *ctx, uint8_t *buf, uint32_t len)
 	struct xr_device *dev = ctx;
 	int fd = dev->share_guest->fd;
 
+	xr_count_syscalls(dev, fd >= 0);
 	if (fd < 0 || send(fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len)
 		dev->core.stats.relay_drops++;
 	else
@@ -152,6 +153,8 @@ unsigned xr_share_guest_rx(struct xr_device *dev, uint64_t now)
 
 	while (g->fd >= 0 && n < RX_BATCH) {
 		ssize_t len = recv(g->fd, g->rx_buf, sizeof(g->rx_buf), MSG_DONTWAIT | MSG_TRUNC);
+
+		xr_count_syscalls(dev, 1);
 
 		if (len <= 0) {
 			if (!len || (errno != EAGAIN && errno != EINTR))

@@ -21,11 +21,19 @@
  * as on a congested wire, and the transport sends them again.
  */
 #define GUEST_SNDBUF (4 << 20)
+/*
+ * While the engine spins, how often it looks for a new guest: accept() is a
+ * system call that allocates a socket even when nobody waits. A sleeping
+ * engine learns of a guest from poll() at once.
+ */
+#define ACCEPT_INTERVAL_NS 1000000ull
 
 struct xr_share_owner {
 	int listen_fd;
 	int guest_fd[XR_SHARE_MAX_GUESTS]; /* by holder - 1; -1 when free */
 	unsigned nguests;
+	uint64_t next_accept_ns;
+	int guest_waiting; /* atomic: poll() saw the listening socket readable */
 };
 
 int xr_share_address(const char *ifname, struct sockaddr_un *addr, socklen_t *len)
@@ -151,6 +159,7 @@ bool xr_share_owner_rx_foreign(void *ctx, const uint8_t *frame, uint32_t len, ui
 	holder = e->holder;
 	if (holder <= 0 || holder > XR_SHARE_MAX_GUESTS || so->guest_fd[holder - 1] < 0)
 		return false;
+	xr_count_syscalls(dev, 1);
 	if (send(so->guest_fd[holder - 1], frame, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len)
 		dev->core.stats.relay_frames++;
 	else
@@ -175,6 +184,7 @@ static unsigned take_frames(struct xr_device *dev, int holder, uint64_t now)
 
 		if (!buf)
 			break;
+		xr_count_syscalls(dev, 1);
 		len = recv(fd, buf, cap, MSG_DONTWAIT | MSG_TRUNC);
 		if (len <= 0) {
 			xr_xsk_port_tx_abort(dev->port, buf);
@@ -207,9 +217,17 @@ unsigned xr_share_owner_poll(struct xr_device *dev, uint64_t now)
 
 	if (!so)
 		return 0;
-	while ((fd = accept4(so->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
-		take_guest(dev, fd);
-	for (int i = 0; i < XR_SHARE_MAX_GUESTS; i++)
+	if (__atomic_exchange_n(&so->guest_waiting, 0, __ATOMIC_RELAXED) ||
+	    now >= so->next_accept_ns) {
+		so->next_accept_ns = now + ACCEPT_INTERVAL_NS;
+		do {
+			xr_count_syscalls(dev, 1);
+			fd = accept4(so->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd >= 0)
+				take_guest(dev, fd);
+		} while (fd >= 0);
+	}
+	for (int i = 0; i < XR_SHARE_MAX_GUESTS && so->nguests; i++)
 		if (so->guest_fd[i] >= 0)
 			n += take_frames(dev, i + 1, now);
 	return n;
@@ -227,4 +245,12 @@ int xr_share_owner_pollfds(const struct xr_device *dev, struct pollfd *pfd, int 
 		if (so->guest_fd[i] >= 0)
 			pfd[n++] = (struct pollfd){.fd = so->guest_fd[i], .events = POLLIN};
 	return n;
+}
+
+void xr_share_owner_polled(struct xr_device *dev, const struct pollfd *pfd)
+{
+	struct xr_share_owner *so = dev->share_owner;
+
+	if (so && (pfd[0].revents & POLLIN))
+		__atomic_store_n(&so->guest_waiting, 1, __ATOMIC_RELAXED);
 }

@@ -61,6 +61,7 @@ struct xr_xsk_port {
 	struct xdp_desc *tx_pending; /* submitted, not yet in the tx ring, oldest first */
 	uint32_t tx_pending_count;
 	uint32_t tx_kick_rounds;
+	int tx_stalled;	    /* atomic: the last kick left frames the device did not take */
 	uint32_t tx_frames; /* the transmit pool: buffers tx_alloc can hand out */
 
 	uint32_t rx_next_queue; /* where the next rx scan starts, for fairness */
@@ -456,39 +457,43 @@ static void publish_pending(struct xr_xsk_port *port)
 		port->tx_pending_count * sizeof(port->tx_pending[0]));
 }
 
-/* Returns whether the kernel was asked to transmit and did not fail hard. */
-static bool kick_tx(struct xr_xsk_port *port)
+void xr_xsk_port_tx_publish(struct xr_xsk_port *port)
 {
-	if (port->need_wakeup && !xsk_ring_prod__needs_wakeup(&port->tx))
-		return false;
-	if (sendto(xsk_socket__fd(port->queues[0].xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
-		return true;
-	return errno == EAGAIN || errno == EBUSY || errno == ENOBUFS;
+	publish_pending(port);
+	reclaim_completions(port);
 }
 
-void xr_xsk_port_tx_flush(struct xr_xsk_port *port)
+unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
 {
-	uint32_t round, free_before;
+	int fd = xsk_socket__fd(port->queues[0].xsk);
+	unsigned calls = 0;
+	bool stalled = false;
 
-	/* In copy mode each kick sends a small batch: kick until the ring is
-	 * drained, or the device stops taking frames (they stay queued for the
-	 * next flush), or the kernel transmits by itself (no wakeup needed). */
-	for (round = 0; round < port->tx_kick_rounds; round++) {
-		publish_pending(port);
-		free_before = xsk_prod_nb_free(&port->tx, port->tx.size);
-		if (free_before == port->tx.size)
+	/* In copy mode each call sends a small batch: call until the ring is
+	 * drained, or the device stops taking frames (they stay in the ring for
+	 * the next kick), or the kernel transmits by itself (no wakeup needed). */
+	for (uint32_t round = 0; round < port->tx_kick_rounds; round++) {
+		uint32_t cons = __atomic_load_n(port->tx.consumer, __ATOMIC_ACQUIRE);
+
+		if (cons == __atomic_load_n(port->tx.producer, __ATOMIC_ACQUIRE))
 			break;
-		if (!kick_tx(port))
+		if (port->need_wakeup &&
+		    !(__atomic_load_n(port->tx.flags, __ATOMIC_ACQUIRE) & XDP_RING_NEED_WAKEUP))
 			break;
-		reclaim_completions(port);
-		if (xsk_prod_nb_free(&port->tx, port->tx.size) == free_before)
+		calls++;
+		if (sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
+		    errno != EBUSY && errno != ENOBUFS)
 			break;
+		if (__atomic_load_n(port->tx.consumer, __ATOMIC_ACQUIRE) == cons) {
+			stalled = true;
+			break;
+		}
 	}
-	reclaim_completions(port);
+	__atomic_store_n(&port->tx_stalled, stalled, __ATOMIC_RELAXED);
+	return calls;
 }
 
 bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port)
 {
-	return port->tx_pending_count ||
-	       xsk_prod_nb_free(&port->tx, port->tx.size) != port->tx.size;
+	return port->tx_pending_count || __atomic_load_n(&port->tx_stalled, __ATOMIC_RELAXED);
 }

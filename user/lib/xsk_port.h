@@ -45,13 +45,21 @@ void xr_xsk_port_rx_release(struct xr_xsk_port *port);
 uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap);
 /* How many buffers tx_alloc hands out at most (all of them in use at once). */
 uint32_t xr_xsk_port_tx_frames(const struct xr_xsk_port *port);
-/* Queue buf (from tx_alloc) with len bytes; sent at the next flush. */
+/* Queue buf (from tx_alloc) with len bytes; it goes into the TX ring at the next publish. */
 void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len);
 /* Give up a buffer from tx_alloc without sending it. */
 void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf);
-/* Publish submitted frames, kick the kernel when it needs it, reclaim completed frames. */
-void xr_xsk_port_tx_flush(struct xr_xsk_port *port);
-/* Frames that a flush could not hand to the device yet (pending or in the ring). */
+/* Moves submitted frames into the TX ring and takes back the frames the kernel sent. */
+void xr_xsk_port_tx_publish(struct xr_xsk_port *port);
+/*
+ * Asks the kernel to send what is in the TX ring, in as many calls as copy
+ * mode takes; returns how many system calls that made. Unlike the rest of
+ * the port it needs no lock (it reads the ring's indexes and nothing else):
+ * callers make the system calls after releasing theirs.
+ */
+unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port);
+/* Frames not handed to the device yet: submitted but not in the ring, or refused by the last kick.
+ */
 bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port);
 
 #endif /* XROCE_XSK_PORT_H */

@@ -82,6 +82,8 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(rx_ghost_acks),	ENGINE_COUNTER(rx_bad_response),
     ENGINE_COUNTER(rx_dup_deferred),	ENGINE_COUNTER(loopback_frames),
     ENGINE_COUNTER(relay_frames),	ENGINE_COUNTER(relay_drops),
+    ENGINE_COUNTER(syscalls),		ENGINE_COUNTER(sleeps),
+    ENGINE_COUNTER(sleeps_in_flight),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)

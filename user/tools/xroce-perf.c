@@ -39,6 +39,7 @@
 /* After a short spin, an empty poll sleeps briefly so that engine threads get the cores. */
 #define SPIN_POLLS_BEFORE_SLEEP 256
 #define IDLE_SLEEP_NS 20000
+#define LAT_POLLS_PER_YIELD 64
 
 /* --use-srq, which has no letter. */
 #define OPT_USE_SRQ 0x100
@@ -1177,10 +1178,20 @@ static void print_lat_duration_line(uint64_t size, uint64_t iters, double total_
 
 /* ---- data path helpers -------------------------------------------------------- */
 
-static void idle(unsigned int *idle_polls)
+/*
+ * Between empty polls. A latency test never sleeps, as perftest's: a sleep
+ * would be the round trip it measures; it yields now and then to the
+ * threads it shares the cores with. Bandwidth tests sleep once idle.
+ */
+static void idle(const struct perf_ctx *ctx, unsigned int *idle_polls)
 {
-	if (++*idle_polls > SPIN_POLLS_BEFORE_SLEEP)
+	++*idle_polls;
+	if (ctx->o->test->lat) {
+		if (*idle_polls % LAT_POLLS_PER_YIELD == 0)
+			sched_yield();
+	} else if (*idle_polls > SPIN_POLLS_BEFORE_SLEEP) {
 		nanosleep(&(struct timespec){.tv_nsec = IDLE_SLEEP_NS}, NULL);
+	}
 }
 
 static int64_t run_timeout_ms(const struct perf_ctx *ctx)
@@ -1239,7 +1250,7 @@ static int wait_one(struct perf_ctx *ctx, struct xr_cq *cq, struct xr_wc *wc, in
 			return check_wc(wc, what, done);
 		if (check_wait(ctx, deadline, what, done, total))
 			return -1;
-		idle(&idle_polls);
+		idle(ctx, &idle_polls);
 	}
 }
 
@@ -1513,7 +1524,7 @@ static int run_bw_client(struct perf_ctx *ctx, uint64_t size, struct perf_bw_rep
 		}
 		if (check_wait(ctx, deadline, "completions", ccnt, o->duration ? scnt : total))
 			goto out;
-		idle(&idle_polls);
+		idle(ctx, &idle_polls);
 	}
 	/* The last batch may be short: it ends with the last completion. */
 	batches = (scnt + ctx->cq_mod - 1) / ctx->cq_mod;
@@ -1573,7 +1584,7 @@ static int run_bw_server_send(struct perf_ctx *ctx, uint64_t size, struct perf_b
 		}
 		if (check_wait(ctx, deadline, "SENDs", rcnt, total))
 			return -1;
-		idle(&idle_polls);
+		idle(ctx, &idle_polls);
 	}
 	*report = (struct perf_bw_report){.size = size, .iters = total};
 	if (last > first) {
@@ -1668,8 +1679,7 @@ static int run_write_lat(struct perf_ctx *ctx, uint64_t size, double *tstamp)
 					return -1;
 				/* Spinning on memory: lend this thread to the engine meanwhile. */
 				xr_poll_cq(ctx->send_cq, 0, NULL);
-				if (++idle_polls % 64 == 0)
-					sched_yield();
+				idle(ctx, &idle_polls);
 			}
 		}
 		if (scnt < iters) {

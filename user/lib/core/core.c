@@ -572,6 +572,11 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 	return core->ntimers ? core->timers[0]->timer_at : 0;
 }
 
+bool xr_core_outstanding(const struct xr_core *core)
+{
+	return core->in_flight || !list_empty(&core->ready) || !list_empty(&core->window_wait);
+}
+
 void xr_core_path_init(const struct xr_core *core, struct xr_path *path,
 		       const struct xr_global_route *grh, const uint8_t dmac[6])
 {

@@ -506,6 +506,8 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port);
 void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now);
 /* Transmit what can be, fire due timers; returns the next deadline (0 = none). */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now);
+/* Some operation is outstanding: posted and not yet sent, or sent and not yet acknowledged. */
+bool xr_core_outstanding(const struct xr_core *core);
 /*
  * qp may have work: the next xr_core_progress runs it. Whatever gives a QP
  * work outside a round (a frame, a post, a state change) calls this.
