@@ -61,7 +61,10 @@ struct xr_xsk_port {
 	struct xdp_desc *tx_pending; /* submitted, not yet in the tx ring, oldest first */
 	uint32_t tx_pending_count;
 	uint32_t tx_kick_rounds;
-	int tx_stalled;	    /* atomic: the last kick left frames the device did not take */
+	int tx_stalled; /* atomic: the last kick left frames the device did not take */
+	/* Atomics: one thread kicks at a time (two would spin on the socket's mutex in
+	 * the kernel); one that finds it taken asks the kicker to look again. */
+	int tx_kicking, tx_kick_wanted;
 	uint32_t tx_frames; /* the transmit pool: buffers tx_alloc can hand out */
 
 	uint32_t rx_next_queue; /* where the next rx scan starts, for fairness */
@@ -463,7 +466,8 @@ void xr_xsk_port_tx_publish(struct xr_xsk_port *port)
 	reclaim_completions(port);
 }
 
-unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
+/* Kicks until the ring is drained or the device stops taking frames; returns the calls made. */
+static unsigned drain_tx_ring(struct xr_xsk_port *port)
 {
 	int fd = xsk_socket__fd(port->queues[0].xsk);
 	unsigned calls = 0;
@@ -490,6 +494,21 @@ unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
 		}
 	}
 	__atomic_store_n(&port->tx_stalled, stalled, __ATOMIC_RELAXED);
+	return calls;
+}
+
+unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
+{
+	unsigned calls = 0;
+
+	__atomic_store_n(&port->tx_kick_wanted, 1, __ATOMIC_SEQ_CST);
+	/* The kicker looks again when someone asked while it was at it. */
+	while (__atomic_load_n(&port->tx_kick_wanted, __ATOMIC_SEQ_CST) &&
+	       !__atomic_exchange_n(&port->tx_kicking, 1, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&port->tx_kick_wanted, 0, __ATOMIC_SEQ_CST);
+		calls += drain_tx_ring(port);
+		__atomic_store_n(&port->tx_kicking, 0, __ATOMIC_SEQ_CST);
+	}
 	return calls;
 }
 
