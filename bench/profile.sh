@@ -45,15 +45,6 @@ netns_pair prf
 netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" || exit 1
 perf_bin=$(realpath "$BUILD/xroce-perf")
 
-# wait_listen: until the server's key exchange port listens (at most 5 s).
-wait_listen() {
-	for _ in $(seq 50); do
-		netns_exec "$NETNS_A" ss -Hltn "sport = :18515" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # run_pair NAME WRAPPER TEST ARGS...: server in A and client in B, each under
 # the command WRAPPER sets into wrap (given the side's output prefix), then
 # both engines' counters.
@@ -64,7 +55,7 @@ run_pair() {
 	nsenter --net="/var/run/netns/$NETNS_A" timeout 120 \
 		"${wrap[@]}" "$perf_bin" "$test" -d "$VETH_A" "$@" >"$out/$name.server.log" 2>&1 &
 	server_pid=$!
-	wait_listen || status=1
+	netns_wait_tcp_listen "$NETNS_A" 18515 || status=1
 	$wrapper "$out/$name.client"
 	[ $status -ne 0 ] || netns_exec "$NETNS_B" timeout 120 \
 		"${wrap[@]}" "$perf_bin" "$test" -d "$VETH_B" "$@" "$ADDR_A" \

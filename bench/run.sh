@@ -91,15 +91,6 @@ wait_servers() {
 	return $status
 }
 
-# wait_tcp_listen PORT: until something listens on PORT in namespace A (at most 5 s).
-wait_tcp_listen() {
-	for _ in $(seq 50); do
-		netns_exec "$NETNS_A" ss -Hltn "sport = :$1" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # cpu_per_gb NAME BYTES: CPU seconds of NAME's client and server per 10^9 bytes moved.
 cpu_per_gb() {
 	awk -v bytes="$2" '{ cpu += $1 + $2 } END { printf "%.2f", cpu / (bytes / 1e9) }' \
@@ -114,7 +105,7 @@ iperf3_tcp() {
 	local key=$1 gbits bytes
 	cell[$key]=failed
 	start_server "$key" iperf3 -s -1 -p 5201
-	if wait_tcp_listen 5201 &&
+	if netns_wait_tcp_listen "$NETNS_A" 5201 &&
 		run_client "$key" iperf3 -c "$ADDR_A" -p 5201 -t "$duration" -J &&
 		wait_servers; then
 		read -r gbits bytes < <(python3 -c 'import json, sys
@@ -150,7 +141,7 @@ perf() {
 	perf_line=
 	perf_mtu=
 	start_server "$key" "$BUILD/xroce-perf" "$test" -d "$VETH_A" -x 1 -F "$@"
-	if wait_tcp_listen 18515 &&
+	if netns_wait_tcp_listen "$NETNS_A" 18515 &&
 		run_client "$key" "$BUILD/xroce-perf" "$test" -d "$VETH_B" -x 1 -F "$@" "$ADDR_A" &&
 		wait_servers; then
 		perf_line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$logdir/$key.client" | tail -n 1)

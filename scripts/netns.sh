@@ -23,6 +23,9 @@
 #                          send the frames exactly as they are on the wire).
 # netns_exec NS CMD...     runs CMD in NS's network namespace only: unlike
 #                          `ip netns exec` it keeps /sys/fs/bpf and the pins.
+# netns_wait_tcp_listen NS PORT
+#                          waits (5 s at most) until something listens on TCP
+#                          PORT in NS; status 1 if nothing does.
 # netns_attach NS:DEV...   runs `xroce attach DEV` in NS for each; prints which
 #                          one failed and returns 1 on the first failure.
 # netns_run_pair LOGDIR SECONDS PROG SERVER_ARGS... -- CLIENT_ARGS...
@@ -122,6 +125,14 @@ netns_xroce() {
 	local build=${BUILD:-build}
 	[ "${build:0:1}" = / ] || build=$NETNS_REPO/$build
 	echo "${XROCE:-$build/xroce}"
+}
+
+netns_wait_tcp_listen() {
+	for _ in $(seq 50); do
+		netns_exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 netns_attach() {
