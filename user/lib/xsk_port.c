@@ -65,10 +65,10 @@ struct xr_xsk_port {
 	/* Atomics: one thread kicks at a time (two would spin on the socket's mutex in
 	 * the kernel); one that finds it taken asks the kicker to look again. */
 	int tx_kicking, tx_kick_wanted;
-	/* Atomics: frames put in the TX ring so far, and as of the last kick. A
-	 * round with nothing new to send does not look at the ring, which the
-	 * kernel writes on another CPU. */
-	uint32_t tx_published, tx_kicked;
+	/* Atomic: the TX ring's producer index as of the last kick. A round with
+	 * nothing new to send stops there, before the consumer index, which the
+	 * kernel writes on another CPU (the two are on separate cache lines). */
+	uint32_t tx_kicked;
 	uint32_t tx_frames; /* the transmit pool: buffers tx_alloc can hand out */
 
 	uint32_t rx_next_queue; /* where the next rx scan starts, for fairness */
@@ -459,7 +459,6 @@ static void publish_pending(struct xr_xsk_port *port)
 	for (j = 0; j < n; j++)
 		*xsk_ring_prod__tx_desc(&port->tx, idx + j) = port->tx_pending[j];
 	xsk_ring_prod__submit(&port->tx, n);
-	__atomic_store_n(&port->tx_published, port->tx_published + n, __ATOMIC_RELEASE);
 	port->tx_pending_count -= n;
 	memmove(port->tx_pending, port->tx_pending + n,
 		port->tx_pending_count * sizeof(port->tx_pending[0]));
@@ -506,7 +505,7 @@ unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
 {
 	unsigned calls = 0;
 
-	if (__atomic_load_n(&port->tx_published, __ATOMIC_ACQUIRE) ==
+	if (__atomic_load_n(port->tx.producer, __ATOMIC_ACQUIRE) ==
 		__atomic_load_n(&port->tx_kicked, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&port->tx_stalled, __ATOMIC_RELAXED))
 		return 0;
@@ -516,7 +515,7 @@ unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
 	       !__atomic_exchange_n(&port->tx_kicking, 1, __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&port->tx_kick_wanted, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&port->tx_kicked,
-				 __atomic_load_n(&port->tx_published, __ATOMIC_ACQUIRE),
+				 __atomic_load_n(port->tx.producer, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELAXED);
 		calls += drain_tx_ring(port);
 		__atomic_store_n(&port->tx_kicking, 0, __ATOMIC_SEQ_CST);
