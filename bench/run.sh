@@ -9,6 +9,7 @@
 #   - write_lat, send_lat and read_lat of 8 B and 4 KiB: average, p50, p99,
 #     p99.9 and maximum (half round trips; read_lat's are whole ones, beside
 #     the UDP round trip);
+#   - what the ICRC costs per frame beside the payload copy (build/bench/copy_crc);
 #   - the same bandwidths at path MTU 4096 on interface MTU 9000, when the
 #     interfaces take MTU 9000 with xroce attached and xroce's active_mtu is
 #     then 4096 (else those rows say n/a and why), beside iperf3 at MTU 9000.
@@ -201,6 +202,8 @@ perf_lat() {
 
 failed=0
 
+echo "bench: ICRC and payload copy per frame (copy_crc)"
+"$BUILD/bench/copy_crc" >"$logdir/copy_crc"
 echo "bench: iperf3 TCP, no XDP"
 iperf3_tcp tcp_plain || failed=1
 
@@ -361,4 +364,9 @@ done
 line "iperf3 TCP, no XDP" - "${cell[tcp_plain]}" -
 line "iperf3 TCP, xroce attached" - "${cell[tcp_xdp]}" -
 line "  same, MTU 9000" - "${cell[tcp_xdp_9000]}" -
+echo
+echo "ICRC per frame, ns (bench/copy_crc; median of 15 runs taken in turns; hot: one 64 KiB source"
+echo "reused, cold: a walk through 256 MiB): tx, the copy carrying the ICRC against a copy then"
+echo "an ICRC pass; rx, the check then the copy (what the engine does) against the copy alone"
+sed 's/^copy_crc //' "$logdir/copy_crc"
 exit $failed

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Building frames: xr_pkt_build + filling + xr_pkt_seal, given the path and
- * headers of a frame Soft-RoCE sent, must reproduce that frame byte for byte.
+ * Building frames: xr_pkt_build + filling (the payload through
+ * xr_pkt_put_payload, which carries the ICRC) + xr_pkt_seal, given the path
+ * and headers of a frame Soft-RoCE sent, must reproduce that frame byte for
+ * byte, ICRC included.
  * Also padding, buffer limits, and the parser's rejection of malformed frames.
  *
  * Run from anywhere; XROCE_VECTORS overrides the capture directory.
@@ -170,7 +172,12 @@ static void fill_ext(const struct xr_pkt *p, struct xr_pkt_out *out)
 		wr32be(bth + xr_aeth_off(f), (uint32_t)p->aeth_syndrome << 24 | p->aeth_msn);
 	if (f & XR_OPF_ATMACK)
 		wr64be(bth + xr_atmack_off(f), p->atmack_orig);
-	memcpy(out->payload, p->payload, p->payload_len);
+	/* In three pieces, as from a gather list: the ICRC is carried across them. */
+	for (uint32_t off = 0, piece = p->payload_len / 3 + 1; off < p->payload_len; off += piece) {
+		uint32_t n = p->payload_len - off < piece ? p->payload_len - off : piece;
+
+		xr_pkt_put_payload(out, off, p->payload + off, n);
+	}
 }
 
 static int build_like(const struct golden *gd, uint16_t ip_id, uint8_t *buf, uint32_t cap,

@@ -566,9 +566,13 @@ bool xr_mr_names_key(const struct xr_mr_impl *mr, uint32_t key);
 void xr_mr_set_key_byte(struct xr_mr_impl *mr, uint8_t key_byte);
 /* Whether [addr, addr + len) lies inside mr's address space. */
 bool xr_mr_covers(const struct xr_mr_impl *mr, uint64_t addr, uint64_t len);
-/* Copies between a valid MR's addresses (covered by it) and a flat buffer. */
+/*
+ * Copies from a flat buffer into a valid MR's addresses (covered by it), and
+ * from them into the payload of a frame being built, at off.
+ */
 void xr_mr_copy_in(const struct xr_mr_impl *mr, uint64_t addr, const void *src, uint32_t len);
-void xr_mr_copy_out(const struct xr_mr_impl *mr, uint64_t addr, void *dst, uint32_t len);
+void xr_mr_copy_out(const struct xr_mr_impl *mr, uint64_t addr, struct xr_pkt_out *out,
+		    uint32_t off, uint32_t len);
 /* The memory behind an 8-byte aligned address of a valid MR (never split by a page). */
 uint64_t *xr_mr_u64(const struct xr_mr_impl *mr, uint64_t addr);
 /* Checks an SGE against its MR: 0, or the completion status to report. */
@@ -577,9 +581,9 @@ enum xr_wc_status xr_core_check_sge(struct xr_core *core, struct xr_pd *pd,
 /* Checks every SGE of a list: 0, or the completion status to report. */
 enum xr_wc_status xr_core_check_sgl(struct xr_core *core, struct xr_pd *pd,
 				    const struct xr_sge *sge, int num_sge, int need_access);
-/* Copies between a scatter/gather list (already checked) and a flat buffer. */
+/* The same for a scatter/gather list (already checked). */
 void xr_sgl_copy_out(struct xr_core *core, const struct xr_sge *sge, int num_sge, uint32_t offset,
-		     uint8_t *dst, uint32_t len);
+		     struct xr_pkt_out *out, uint32_t len);
 void xr_sgl_copy_in(struct xr_core *core, const struct xr_sge *sge, int num_sge, uint32_t offset,
 		    const uint8_t *src, uint32_t len);
 

@@ -312,17 +312,16 @@ void xr_mr_copy_in(const struct xr_mr_impl *mr, uint64_t addr, const void *src, 
 	}
 }
 
-void xr_mr_copy_out(const struct xr_mr_impl *mr, uint64_t addr, void *dst, uint32_t len)
+void xr_mr_copy_out(const struct xr_mr_impl *mr, uint64_t addr, struct xr_pkt_out *out,
+		    uint32_t off, uint32_t len)
 {
-	uint8_t *d = dst;
-
 	while (len) {
 		uint64_t contig;
 		const uint8_t *p = mr_at(mr, addr, &contig);
 		uint32_t n = contig < len ? (uint32_t)contig : len;
 
-		memcpy(d, p, n);
-		d += n;
+		xr_pkt_put_payload(out, off, p, n);
+		off += n;
 		addr += n;
 		len -= n;
 	}
@@ -390,9 +389,9 @@ enum xr_wc_status xr_core_check_sgl(struct xr_core *core, struct xr_pd *pd,
 	} while (0)
 
 void xr_sgl_copy_out(struct xr_core *core, const struct xr_sge *sge, int num_sge, uint32_t offset,
-		     uint8_t *dst, uint32_t len)
+		     struct xr_pkt_out *out, uint32_t len)
 {
-	SGL_WALK(core, sge, num_sge, offset, len, xr_mr_copy_out(mr_, addr_, dst + done_, n_));
+	SGL_WALK(core, sge, num_sge, offset, len, xr_mr_copy_out(mr_, addr_, out, done_, n_));
 }
 
 void xr_sgl_copy_in(struct xr_core *core, const struct xr_sge *sge, int num_sge, uint32_t offset,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "packet.h"
 
+#include "copy_crc.h"
+
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
@@ -138,48 +140,46 @@ static enum xr_parse_result parse_l3(const uint8_t *f, uint32_t len, struct xr_p
 	return XR_PARSE_OK;
 }
 
+/*
+ * Every field is written, present or not (absent ones as 0): the frame path
+ * does not clear the whole struct for each packet.
+ */
 static void parse_ext_headers(const uint8_t *bth, struct xr_pkt *pkt)
 {
 	uint32_t f = pkt->opflags;
+	const uint8_t *h;
 
-	if (f & XR_OPF_DETH) {
-		const uint8_t *h = bth + xr_deth_off(f);
-		pkt->deth_qkey = rd32(h);
-		pkt->deth_sqpn = rd24(h + 5);
-	}
-	if (f & XR_OPF_RETH) {
-		const uint8_t *h = bth + xr_reth_off(f);
-		pkt->reth_va = rd64(h);
-		pkt->reth_rkey = rd32(h + 8);
-		pkt->reth_len = rd32(h + 12);
-	}
-	if (f & XR_OPF_ATMETH) {
-		const uint8_t *h = bth + xr_atmeth_off(f);
+	h = bth + xr_deth_off(f);
+	pkt->deth_qkey = f & XR_OPF_DETH ? rd32(h) : 0;
+	pkt->deth_sqpn = f & XR_OPF_DETH ? rd24(h + 5) : 0;
+
+	h = bth + xr_reth_off(f);
+	pkt->reth_va = f & XR_OPF_RETH ? rd64(h) : 0;
+	pkt->reth_rkey = f & XR_OPF_RETH ? rd32(h + 8) : 0;
+	pkt->reth_len = f & XR_OPF_RETH ? rd32(h + 12) : 0;
+
+	h = bth + xr_atmeth_off(f);
+	if (f & (XR_OPF_ATMETH | XR_OPF_MATMETH)) {
 		pkt->atm_va = rd64(h);
 		pkt->atm_rkey = rd32(h + 8);
 		pkt->atm_swap_add = rd64(h + 12);
 		pkt->atm_compare = rd64(h + 20);
+	} else {
+		pkt->atm_va = pkt->atm_swap_add = pkt->atm_compare = 0;
+		pkt->atm_rkey = 0;
 	}
-	if (f & XR_OPF_MATMETH) {
-		const uint8_t *h = bth + xr_atmeth_off(f);
-		pkt->atm_va = rd64(h);
-		pkt->atm_rkey = rd32(h + 8);
-		pkt->atm_swap_add = rd64(h + 12);
-		pkt->atm_compare = rd64(h + 20);
-		pkt->atm_swap_mask = rd64(h + 28);
-		pkt->atm_compare_mask = rd64(h + 36);
-	}
+	pkt->atm_swap_mask = f & XR_OPF_MATMETH ? rd64(h + 28) : 0;
+	pkt->atm_compare_mask = f & XR_OPF_MATMETH ? rd64(h + 36) : 0;
+
+	pkt->imm_be = 0;
 	if (f & XR_OPF_IMMDT)
 		memcpy(&pkt->imm_be, bth + xr_immdt_off(f), 4);
-	if (f & XR_OPF_IETH)
-		pkt->ieth_rkey = rd32(bth + xr_ieth_off(f));
-	if (f & XR_OPF_AETH) {
-		const uint8_t *h = bth + xr_aeth_off(f);
-		pkt->aeth_syndrome = h[0];
-		pkt->aeth_msn = rd24(h + 1);
-	}
-	if (f & XR_OPF_ATMACK)
-		pkt->atmack_orig = rd64(bth + xr_atmack_off(f));
+	pkt->ieth_rkey = f & XR_OPF_IETH ? rd32(bth + xr_ieth_off(f)) : 0;
+
+	h = bth + xr_aeth_off(f);
+	pkt->aeth_syndrome = f & XR_OPF_AETH ? h[0] : 0;
+	pkt->aeth_msn = f & XR_OPF_AETH ? rd24(h + 1) : 0;
+	pkt->atmack_orig = f & XR_OPF_ATMACK ? rd64(bth + xr_atmack_off(f)) : 0;
 }
 
 enum xr_parse_result xr_pkt_parse(const uint8_t *frame, uint32_t len, struct xr_pkt *pkt)
@@ -188,7 +188,6 @@ enum xr_parse_result xr_pkt_parse(const uint8_t *frame, uint32_t len, struct xr_
 	const uint8_t *udp, *bth;
 	enum xr_parse_result r;
 
-	memset(pkt, 0, sizeof(*pkt));
 	pkt->frame = frame;
 	pkt->frame_len = len;
 	r = parse_l3(frame, len, pkt, &udp_off, &l3_end);
@@ -243,15 +242,20 @@ enum xr_parse_result xr_pkt_parse(const uint8_t *frame, uint32_t len, struct xr_
 	return XR_PARSE_OK;
 }
 
-uint32_t xr_icrc(const uint8_t *frame, uint32_t l3_off, bool ipv6, uint32_t icrc_off)
+/*
+ * The ICRC over the first len bytes from l3 on (at least the IP, UDP and base
+ * transport headers), with the variant fields masked as the spec says. The
+ * bytes are masked in a copy: as many as it holds, so that the extension
+ * headers usually come in the same libdeflate call. *covered tells how many
+ * bytes it took in.
+ */
+static uint32_t icrc_masked_prefix(const uint8_t *l3, bool ipv6, uint32_t len, uint32_t *covered)
 {
-	/* 8 bytes standing in for the LRH, the IP header (60 at most), UDP, BTH */
-	uint8_t masked[8 + 60 + XR_UDP_HLEN + XR_BTH_SIZE];
-	const uint8_t *l3 = frame + l3_off;
+	/* 8 bytes standing in for the LRH, then the IP header (60 at most) onwards */
+	uint8_t masked[8 + 160];
 	uint32_t l3_len = ipv6 ? XR_IPV6_HLEN : (l3[0] & 0x0f) * 4u;
-	uint32_t n = l3_len + XR_UDP_HLEN + XR_BTH_SIZE;
+	uint32_t n = len < sizeof(masked) - 8 ? len : sizeof(masked) - 8;
 	uint8_t *ip = masked + 8, *udp, *bth;
-	uint32_t crc;
 
 	memset(masked, 0xff, 8);
 	memcpy(ip, l3, n);
@@ -268,7 +272,15 @@ uint32_t xr_icrc(const uint8_t *frame, uint32_t l3_off, bool ipv6, uint32_t icrc
 	udp[6] = udp[7] = 0xff;
 	bth = udp + XR_UDP_HLEN;
 	bth[4] = 0xff;
-	crc = libdeflate_crc32(0, masked, 8 + n);
+	*covered = n;
+	return libdeflate_crc32(0, masked, 8 + n);
+}
+
+uint32_t xr_icrc(const uint8_t *frame, uint32_t l3_off, bool ipv6, uint32_t icrc_off)
+{
+	const uint8_t *l3 = frame + l3_off;
+	uint32_t n, crc = icrc_masked_prefix(l3, ipv6, icrc_off - l3_off, &n);
+
 	return libdeflate_crc32(crc, l3 + n, icrc_off - (l3_off + n));
 }
 
@@ -384,14 +396,44 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 	out->ext = b + XR_BTH_SIZE;
 	out->payload = b + oi->hdr_len;
 	out->icrc_off = frame_len - XR_ICRC_SIZE;
+	out->crc_end = NULL;
+	out->crc_lost = false;
+	out->crc = 0;
 	return 0;
+}
+
+void xr_pkt_put_payload(struct xr_pkt_out *out, uint32_t off, const void *src, uint32_t len)
+{
+	uint8_t *dst = out->payload + off;
+
+	if (!out->crc_end && off == 0 && !out->crc_lost) {
+		const uint8_t *l3 = out->frame + out->l3_off;
+		uint32_t hdrs = (uint32_t)(out->payload - l3), n;
+
+		out->crc = icrc_masked_prefix(l3, out->ipv6, hdrs, &n);
+		out->crc = libdeflate_crc32(out->crc, l3 + n, hdrs - n);
+		out->crc_end = out->payload;
+	}
+	if (dst != out->crc_end) {
+		/* Out of order: xr_pkt_seal goes over the whole frame instead. */
+		memcpy(dst, src, len);
+		out->crc_end = NULL;
+		out->crc_lost = true;
+		return;
+	}
+	out->crc = xr_copy_crc32(dst, src, len, out->crc);
+	out->crc_end += len;
 }
 
 void xr_pkt_seal(struct xr_pkt_out *out)
 {
-	uint32_t crc = xr_icrc(out->frame, out->l3_off, out->ipv6, out->icrc_off);
 	uint8_t *c = out->frame + out->icrc_off;
+	uint32_t crc;
 
+	if (out->crc_end)
+		crc = libdeflate_crc32(out->crc, out->crc_end, (size_t)(c - out->crc_end));
+	else
+		crc = xr_icrc(out->frame, out->l3_off, out->ipv6, out->icrc_off);
 	c[0] = crc;
 	c[1] = crc >> 8;
 	c[2] = crc >> 16;

@@ -91,8 +91,10 @@ struct xr_bth_fields {
 /*
  * A frame being built. xr_pkt_build lays out every header for the opcode
  * and payload length; the caller then fills the extension headers
- * (ext points right after the BTH, laid out as xr_opinfo says) and the
- * payload, and calls xr_pkt_seal to compute the ICRC.
+ * (ext points right after the BTH, laid out as xr_opinfo says), then the
+ * payload with xr_pkt_put_payload, which carries the ICRC as it copies, and
+ * calls xr_pkt_seal to finish the ICRC. A payload written directly instead
+ * is covered by xr_pkt_seal in a pass of its own.
  */
 struct xr_pkt_out {
 	uint8_t *frame;
@@ -103,6 +105,9 @@ struct xr_pkt_out {
 	uint8_t *ext; /* == bth + XR_BTH_SIZE */
 	uint8_t *payload;
 	uint32_t icrc_off;
+	uint8_t *crc_end; /* the ICRC so far covers l3 .. crc_end; NULL: not begun */
+	uint32_t crc;
+	bool crc_lost; /* the payload came out of order: xr_pkt_seal does it all */
 };
 
 /*
@@ -112,6 +117,11 @@ struct xr_pkt_out {
 int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 		 const struct xr_bth_fields *bth, uint32_t payload_len, uint16_t ip_id,
 		 struct xr_pkt_out *out);
+/*
+ * Copies len bytes from src to the payload at off. Calls that fill it in
+ * order carry the ICRC along; any other order costs xr_pkt_seal a pass.
+ */
+void xr_pkt_put_payload(struct xr_pkt_out *out, uint32_t off, const void *src, uint32_t len);
 void xr_pkt_seal(struct xr_pkt_out *out);
 
 /* Frame bytes needed for an opcode and payload length. */

@@ -130,9 +130,9 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 		put32(out.bth + xr_ieth_off(oi->flags), w->invalidate_rkey);
 	if (len) {
 		if (w->is_inline)
-			memcpy(out.payload, w->inline_data + off, len);
+			xr_pkt_put_payload(&out, 0, w->inline_data + off, len);
 		else
-			xr_sgl_copy_out(qp->core, w->sge, w->num_sge, off, out.payload, len);
+			xr_sgl_copy_out(qp->core, w->sge, w->num_sge, off, &out, len);
 	}
 	xr_core_frame_send(qp->core, qp, &out);
 	return true;

@@ -358,7 +358,7 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 		put32(h, (uint32_t)(res->orig >> 32));
 		put32(h + 4, (uint32_t)res->orig);
 	} else if (len) {
-		xr_mr_copy_out(mr, res->va + off, out.payload, len);
+		xr_mr_copy_out(mr, res->va + off, &out, 0, len);
 	}
 	xr_core_frame_send(qp->core, qp, &out);
 	res->next_psn = xr_psn_add(res->next_psn, 1);

@@ -76,9 +76,9 @@ static bool send_ud(struct xr_qp_impl *qp, struct xr_swqe *w)
 	if (imm)
 		memcpy(out.bth + xr_immdt_off(f), &w->imm_be, 4);
 	if (w->is_inline)
-		memcpy(out.payload, w->inline_data, w->length);
+		xr_pkt_put_payload(&out, 0, w->inline_data, w->length);
 	else
-		xr_sgl_copy_out(qp->core, w->sge, w->num_sge, 0, out.payload, w->length);
+		xr_sgl_copy_out(qp->core, w->sge, w->num_sge, 0, &out, w->length);
 	xr_core_frame_send(qp->core, qp, &out);
 	qp->snd_psn = xr_psn_add(qp->snd_psn, 1);
 	return true;
