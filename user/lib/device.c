@@ -17,6 +17,8 @@
 #include "mcast.h"
 
 #define DEFAULT_BUSY_POLL_NS 50000ull
+/* Long enough for a polling application to answer what it was just handed. */
+#define DEFAULT_ACK_HOLD_NS 5000ull
 /* Headers the path MTU must leave room for inside the netdev MTU (as rxe). */
 #define ROCE_MTU_OVERHEAD 80
 /* AF_XDP copy mode gives 4096 - 256 bytes of frame: no 4096 IB MTU. */
@@ -190,6 +192,8 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	/* Unset: no sleep while an operation is outstanding, as an RDMA NIC never naps. */
 	busy = getenv("XROCE_SPIN_IN_FLIGHT_US");
 	dev->spin_in_flight_ns = busy ? strtoull(busy, NULL, 10) * 1000 : UINT64_MAX;
+	busy = getenv("XROCE_ACK_HOLD_US");
+	dev->ack_hold_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_ACK_HOLD_NS;
 	err = pthread_mutex_init(&dev->lock, NULL);
 	if (err)
 		return -err;
@@ -231,6 +235,49 @@ static void release_device(struct xr_device *dev)
 		xr_device_unlock(dev->ifname, dev->lock_fd);
 }
 
+/*
+ * The process's open devices. A process that exits right after its last
+ * completion, without closing the device, must still send the ACK its last
+ * round held back (the peer waits for it): exit() sends them all.
+ */
+static pthread_mutex_t open_devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xr_device *open_devices;
+static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
+
+static void release_acks_at_exit(void)
+{
+	pthread_mutex_lock(&open_devices_lock);
+	for (struct xr_device *dev = open_devices; dev; dev = dev->next_open)
+		xr_engine_release_acks(dev);
+	pthread_mutex_unlock(&open_devices_lock);
+}
+
+static void register_exit_hook(void)
+{
+	atexit(release_acks_at_exit);
+}
+
+static void add_open_device(struct xr_device *dev)
+{
+	pthread_once(&exit_hook_once, register_exit_hook);
+	pthread_mutex_lock(&open_devices_lock);
+	dev->next_open = open_devices;
+	open_devices = dev;
+	pthread_mutex_unlock(&open_devices_lock);
+}
+
+static void remove_open_device(struct xr_device *dev)
+{
+	pthread_mutex_lock(&open_devices_lock);
+	for (struct xr_device **p = &open_devices; *p; p = &(*p)->next_open) {
+		if (*p == dev) {
+			*p = dev->next_open;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&open_devices_lock);
+}
+
 struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open_attr *attr)
 {
 	struct xr_device *dev;
@@ -258,6 +305,7 @@ struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open
 		errno = -err;
 		return NULL;
 	}
+	add_open_device(dev);
 	return dev;
 }
 
@@ -268,6 +316,7 @@ int xr_close_device(struct xr_device *dev)
 	for (int i = 0; i < XR_MAX_QP; i++)
 		if (dev->core.qps[i])
 			return -EBUSY;
+	remove_open_device(dev);
 	release_device(dev);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);

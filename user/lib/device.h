@@ -46,6 +46,22 @@ struct xr_device {
 	/* ... and at least this long while an operation is outstanding (UINT64_MAX: until it is
 	 * done) */
 	uint64_t spin_in_flight_ns;
+	/*
+	 * ACK coalescing (engine.c): while the application drives the engine, a
+	 * round that made nothing but ACKs leaves them in the TX ring for up to
+	 * ack_hold_ns, so that the frame the application sends in answer takes
+	 * them along in its system call. Under the lock: when the first held
+	 * ACK was published (0: none),
+	 * core.tx_urgent as of the last kick, whether ACKs left alone since,
+	 * and whether holding them pays (the application answers). Atomic: the
+	 * kick waits.
+	 */
+	uint64_t ack_hold_ns;
+	uint64_t ack_held_since;
+	uint64_t tx_urgent_kicked;
+	bool ack_sent_alone;
+	bool ack_hold_pays;
+	int tx_hold;
 	/* The engine's syscall and sleep counters (atomic: any thread counts), published by each
 	 * round. */
 	uint64_t syscalls, sleeps, sleeps_in_flight;
@@ -63,6 +79,7 @@ struct xr_device {
 	 * the lock): xr_unlock_and_notify writes them once the lock is released.
 	 */
 	struct xr_channel_impl *events_owed;
+	struct xr_device *next_open; /* the process's open devices (device.c) */
 };
 
 uint64_t xr_now_ns(void);
@@ -76,6 +93,11 @@ void xr_engine_stop(struct xr_device *dev);
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
 /* Without the lock: has the kernel send what rounds put in the TX ring. */
 void xr_engine_transmit(struct xr_device *dev);
+/*
+ * Without the lock: sends the ACKs a round holds back (ack_hold_ns) now,
+ * when the process closes the device or exits: the peer waits for them.
+ */
+void xr_engine_release_acks(struct xr_device *dev);
 /* Counts n system calls made for the data path (any thread). */
 static inline void xr_count_syscalls(struct xr_device *dev, uint64_t n)
 {

@@ -38,6 +38,46 @@ static void publish_stats(struct xr_device *dev)
 	*dev->xdp.engine_stats = *stats;
 }
 
+/*
+ * Whether this round's kick waits: when the application drives the engine
+ * and everything published since the last kick is plain ACKs, for at most
+ * ack_hold_ns from the first of them. The application's answer, if it
+ * comes meanwhile, is urgent and takes them out with it; otherwise the
+ * first round after the hold ends sends them: the application's next poll,
+ * or the engine thread's once the application has stopped polling (within
+ * XR_APP_POLL_GRACE_NS). Closing the device or exiting sends them at once.
+ *
+ * Holding pays only with an application that answers what it receives:
+ * one that only receives would make every peer wait ack_hold_ns for each
+ * ACK. So the engine holds only once an ACK that left alone was followed
+ * by an urgent frame before any further ACK, and stops when a hold runs out.
+ */
+static void hold_acks(struct xr_device *dev, uint64_t now)
+{
+	bool urgent = dev->core.tx_urgent != dev->tx_urgent_kicked;
+	bool hold = false;
+
+	if (urgent) {
+		dev->ack_hold_pays |= dev->ack_sent_alone;
+		dev->ack_sent_alone = false;
+	} else if (now < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED) &&
+		   xr_xsk_port_tx_unkicked(dev->port)) {
+		if (dev->ack_hold_pays) {
+			if (!dev->ack_held_since)
+				dev->ack_held_since = now;
+			hold = now - dev->ack_held_since < dev->ack_hold_ns;
+			dev->ack_hold_pays = hold; /* ran out: nobody answered */
+		} else {
+			dev->ack_sent_alone = true;
+		}
+	}
+	if (!hold) {
+		dev->ack_held_since = 0;
+		dev->tx_urgent_kicked = dev->core.tx_urgent;
+	}
+	__atomic_store_n(&dev->tx_hold, hold, __ATOMIC_RELAXED);
+}
+
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 {
 	struct xr_rx_frame frames[RX_BATCH];
@@ -63,6 +103,7 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 	n += xr_loopback_deliver(dev, now);
 	*deadline = xr_core_progress(core, now);
 	xr_xsk_port_tx_publish(dev->port);
+	hold_acks(dev, now);
 	/* Frames the device refused for now: come back soon rather than at a timer. */
 	if (xr_xsk_port_tx_backlog(dev->port) && (!*deadline || *deadline > now + TX_RETRY_NS))
 		*deadline = now + TX_RETRY_NS;
@@ -82,11 +123,17 @@ void xr_engine_transmit(struct xr_device *dev)
 {
 	unsigned calls;
 
-	if (!dev->port)
+	if (!dev->port || __atomic_load_n(&dev->tx_hold, __ATOMIC_RELAXED))
 		return;
 	calls = xr_xsk_port_tx_kick(dev->port);
 	if (calls)
 		xr_count_syscalls(dev, calls);
+}
+
+void xr_engine_release_acks(struct xr_device *dev)
+{
+	__atomic_store_n(&dev->tx_hold, 0, __ATOMIC_RELAXED);
+	xr_engine_transmit(dev);
 }
 
 /* One round; returns whether anything was received or sent. */
@@ -191,7 +238,11 @@ static void *engine_main(void *arg)
 			next_monitor_poll = now + MONITOR_POLL_NS;
 		}
 		if (now < app_until) {
-			/* The application drives the engine; stand by for when it stops. */
+			/*
+			 * The application drives the engine; stand by for when it
+			 * stops. ACKs it holds go with its next rounds, or with this
+			 * thread's first round after it stopped.
+			 */
 			__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
 			engine_sleep(dev, app_until, false);
 			__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
@@ -269,6 +320,7 @@ void xr_engine_stop(struct xr_device *dev)
 	pthread_join(dev->engine, NULL);
 	close(dev->wake_fd);
 	dev->engine_running = false;
+	xr_engine_release_acks(dev);
 	if (dev->port) {
 		pthread_mutex_lock(&dev->lock);
 		publish_stats(dev);

@@ -523,6 +523,11 @@ unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
 	return calls;
 }
 
+bool xr_xsk_port_tx_unkicked(struct xr_xsk_port *port)
+{
+	return *port->tx.producer != __atomic_load_n(&port->tx_kicked, __ATOMIC_RELAXED);
+}
+
 bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port)
 {
 	return port->tx_pending_count || __atomic_load_n(&port->tx_stalled, __ATOMIC_RELAXED);

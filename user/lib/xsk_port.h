@@ -58,6 +58,8 @@ void xr_xsk_port_tx_publish(struct xr_xsk_port *port);
  * callers make the system calls after releasing theirs.
  */
 unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port);
+/* Whether the TX ring holds frames published since the last kick. */
+bool xr_xsk_port_tx_unkicked(struct xr_xsk_port *port);
 /* Frames not handed to the device yet: submitted but not in the ring, or refused by the last kick.
  */
 bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port);

@@ -491,6 +491,8 @@ struct xr_core {
 	uint64_t rng;
 	uint32_t pd_seq;
 	uint16_t ip_id;
+	/* Frames sent that must leave at once: all but plain ACKs, which may wait for company. */
+	uint64_t tx_urgent;
 	struct xr_mcast_group mcast[XR_MAX_MCAST_GROUPS];
 	/* Asynchronous events raised, for the device to hand out: a ring. */
 	struct xr_async_event events[XR_MAX_EVENTS];
