@@ -8,7 +8,9 @@
 #     one above), with the engines' retransmissions and local ACK timeouts;
 #   - write_lat, send_lat and read_lat of 8 B and 4 KiB: average, p50, p99,
 #     p99.9 and maximum (half round trips; read_lat's are whole ones, beside
-#     the UDP round trip);
+#     the UDP round trip), each also beside the floor of the path: raw
+#     frames ping-ponged through the same XDP program and AF_XDP sockets
+#     (build/bench/xsk_pingpong), without the transport;
 #   - what the ICRC costs per frame beside the payload copy (build/bench/copy_crc);
 #   - the same bandwidths at path MTU 4096 on interface MTU 9000, when the
 #     interfaces take MTU 9000 with xroce attached and xroce's active_mtu is
@@ -248,6 +250,31 @@ for qps in "${qp_counts[@]}"; do
 	perf_bw "qps_$qps" write_bw -s 65536 -D "$duration" -m 1024 -q "$qps" || failed=1
 done
 
+# The floor: raw frames through the same XDP program and AF_XDP sockets, no transport.
+mac_a=$(ip -n "$NETNS_A" -o link show dev "$VETH_A" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+for size in "${lat_sizes[@]}"; do
+	echo "bench: AF_XDP ping-pong (the floor), ${size_name[$size]}"
+	iters=$((duration * 10000))
+	for stat in "${lat_stats[@]}"; do cell[xsk_${size}_$stat]=failed cell[xsk_rtt_${size}_$stat]=failed; done
+	# Frames of 1,024 bytes at most; 1,000 warm-up round trips come first.
+	start_server "xsk_$size" "$BUILD/bench/xsk_pingpong" echo "$VETH_A" \
+		$(((iters + 1000) * ((size + 1023) / 1024)))
+	sleep 0.5 # the echo side's socket must be bound before the first frame
+	if run_client "xsk_$size" "$BUILD/bench/xsk_pingpong" ping "$VETH_B" "$mac_a" "$iters" \
+		"$size" && wait_servers; then
+		for stat in "${lat_stats[@]}"; do
+			half=$(grep -o " ${stat}_us=[^ ]*" "$logdir/xsk_$size.client" | cut -d= -f2)
+			num[xsk_${size}_$stat]=$half
+			cell[xsk_${size}_$stat]="AF_XDP floor $half us (half RTT)"
+			num[xsk_rtt_${size}_$stat]=$(awk -v h="$half" 'BEGIN { printf "%.2f", 2 * h }')
+			cell[xsk_rtt_${size}_$stat]="AF_XDP floor ${num[xsk_rtt_${size}_$stat]} us (RTT)"
+		done
+	else
+		wait_servers || true
+		failed=1
+	fi
+done
+
 lat_tests=(write_lat send_lat read_lat)
 for test in "${lat_tests[@]}"; do
 	for size in "${lat_sizes[@]}"; do
@@ -325,7 +352,10 @@ echo "xroce on $VETH_A/$VETH_B, ${duration} s per test; CPU s/GB: user + system 
 echo "processes per 10^9 bytes; rtx, tmo: retransmissions and local ACK timeouts of both engines;"
 echo "sys/msg, syscalls/iteration: system calls of both engines (engine_syscalls) per message or iteration"
 echo "engine spin: XROCE_BUSY_POLL_US=${XROCE_BUSY_POLL_US:-50 (default)} after the last work," \
-	"XROCE_SPIN_IN_FLIGHT_US=${XROCE_SPIN_IN_FLIGHT_US:-unset (default: no sleep while an operation is outstanding)}"
+	"XROCE_SPIN_IN_FLIGHT_US=${XROCE_SPIN_IN_FLIGHT_US:-unset (default: no sleep while an operation is outstanding)}," \
+	"XROCE_ACK_HOLD_US=${XROCE_ACK_HOLD_US:-5 (default)}"
+echo "AF_XDP floor: bench/xsk_pingpong, raw frames through the same XDP program and AF_XDP sockets"
+echo "with no transport, both sides busy-polling: what the kernel path costs on this machine"
 line figure xroce "baseline (same run)" ratio
 for mtu in 1024 4096; do
 	for test in write_bw read_bw; do
@@ -352,11 +382,12 @@ done
 for test in "${lat_tests[@]}"; do
 	for size in "${lat_sizes[@]}"; do
 		key=${test}_$size
-		base=udp_$size
-		[ "$test" = read_lat ] && base=udp_rtt_$size
+		base=udp_$size floor=xsk_$size
+		[ "$test" = read_lat ] && base=udp_rtt_$size floor=xsk_rtt_$size
 		for stat in "${lat_stats[@]}"; do
 			row "${test_name[$test]} ${size_name[$size]} latency, ${stat_name[$stat]}" \
-				"${key}_$stat" "${cell[${base}_$stat]}" "${base}_$stat"
+				"${key}_$stat" "${cell[${base}_$stat]}" "${base}_$stat" \
+				"${cell[${floor}_$stat]}" "${floor}_$stat"
 		done
 		line "  engines" "${cell[${key}_sys]}" - -
 	done
