@@ -211,19 +211,31 @@ iperf3_tcp tcp_plain || failed=1
 
 lat_sizes=(8 4096)
 declare -A size_name=([8]="8 B" [4096]="4 KiB" [65536]="64 KiB" [1048576]="1 MiB")
+# pingpong_cells PREFIX SIZE LABEL [failed]: the cells of a ping-pong baseline,
+# PREFIX_SIZE_STAT (half round trips) and PREFIX_rtt_SIZE_STAT (whole ones),
+# from the stat_us= fields of $logdir/PREFIX_SIZE.client; "failed" marks them so.
+pingpong_cells() {
+	local prefix=$1 size=$2 label=$3 stat half
+	for stat in "${lat_stats[@]}"; do
+		if [ "${4:-}" = failed ]; then
+			cell[${prefix}_${size}_$stat]=failed cell[${prefix}_rtt_${size}_$stat]=failed
+			continue
+		fi
+		half=$(grep -o " ${stat}_us=[^ ]*" "$logdir/${prefix}_$size.client" | cut -d= -f2)
+		num[${prefix}_${size}_$stat]=$half
+		cell[${prefix}_${size}_$stat]="$label $half us (half RTT)"
+		num[${prefix}_rtt_${size}_$stat]=$(awk -v h="$half" 'BEGIN { printf "%.2f", 2 * h }')
+		cell[${prefix}_rtt_${size}_$stat]="$label ${num[${prefix}_rtt_${size}_$stat]} us (RTT)"
+	done
+}
+
 for size in "${lat_sizes[@]}"; do
 	echo "bench: UDP ping-pong, ${size_name[$size]}"
-	for stat in "${lat_stats[@]}"; do cell[udp_${size}_$stat]=failed; done
+	pingpong_cells udp "$size" - failed
 	start_server "udp_$size" "$BUILD/bench/udp_pingpong" server 18602
 	if run_client "udp_$size" "$BUILD/bench/udp_pingpong" client "$ADDR_A" 18602 \
 		$((duration * 10000)) "$size" && wait_servers; then
-		for stat in "${lat_stats[@]}"; do
-			half=$(grep -o " ${stat}_us=[^ ]*" "$logdir/udp_$size.client" | cut -d= -f2)
-			num[udp_${size}_$stat]=$half
-			cell[udp_${size}_$stat]="UDP ping-pong $half us (half RTT)"
-			num[udp_rtt_${size}_$stat]=$(awk -v h="$half" 'BEGIN { printf "%.2f", 2 * h }')
-			cell[udp_rtt_${size}_$stat]="UDP ping-pong ${num[udp_rtt_${size}_$stat]} us (RTT)"
-		done
+		pingpong_cells udp "$size" "UDP ping-pong"
 	else
 		wait_servers || true
 		failed=1
@@ -255,20 +267,14 @@ mac_a=$(ip -n "$NETNS_A" -o link show dev "$VETH_A" | grep -o 'link/ether [0-9a-
 for size in "${lat_sizes[@]}"; do
 	echo "bench: AF_XDP ping-pong (the floor), ${size_name[$size]}"
 	iters=$((duration * 10000))
-	for stat in "${lat_stats[@]}"; do cell[xsk_${size}_$stat]=failed cell[xsk_rtt_${size}_$stat]=failed; done
+	pingpong_cells xsk "$size" - failed
 	# Frames of 1,024 bytes at most; 1,000 warm-up round trips come first.
 	start_server "xsk_$size" "$BUILD/bench/xsk_pingpong" echo "$VETH_A" \
 		$(((iters + 1000) * ((size + 1023) / 1024)))
 	sleep 0.5 # the echo side's socket must be bound before the first frame
 	if run_client "xsk_$size" "$BUILD/bench/xsk_pingpong" ping "$VETH_B" "$mac_a" "$iters" \
 		"$size" && wait_servers; then
-		for stat in "${lat_stats[@]}"; do
-			half=$(grep -o " ${stat}_us=[^ ]*" "$logdir/xsk_$size.client" | cut -d= -f2)
-			num[xsk_${size}_$stat]=$half
-			cell[xsk_${size}_$stat]="AF_XDP floor $half us (half RTT)"
-			num[xsk_rtt_${size}_$stat]=$(awk -v h="$half" 'BEGIN { printf "%.2f", 2 * h }')
-			cell[xsk_rtt_${size}_$stat]="AF_XDP floor ${num[xsk_rtt_${size}_$stat]} us (RTT)"
-		done
+		pingpong_cells xsk "$size" "AF_XDP floor"
 	else
 		wait_servers || true
 		failed=1
