@@ -61,32 +61,21 @@ static int post_send(struct side *s, uint32_t seq)
 	return ret;
 }
 
-/* Polls cq for one completion of wr_id with success, spinning as an RDMA application does. */
+/* One successful completion of wr_id on cq, polled without sleeping (the engine runs in here). */
 static int wait_wc(struct xr_cq *cq, uint64_t wr_id, const char *what, uint32_t seq)
 {
-	int64_t deadline = tool_now_ms() + WAIT_MS;
 	struct xr_wc wc;
 
-	for (;;) {
-		int n = xr_poll_cq(cq, 1, &wc);
-
-		if (n < 0) {
-			fprintf(stderr, PROG ": poll_cq: %s\n", strerror(-n));
-			return -1;
-		}
-		if (n == 1) {
-			if (wc.wr_id == wr_id && wc.status == XR_WC_SUCCESS)
-				return 0;
-			fprintf(stderr, PROG ": %s %u completed with %s (wr_id %" PRIu64 ")\n",
-				what, seq, xr_wc_status_str(wc.status), wc.wr_id);
-			return -1;
-		}
-		if (tool_now_ms() >= deadline) {
-			fprintf(stderr, PROG ": no completion for %s %u within %d ms\n", what, seq,
-				WAIT_MS);
-			return -1;
-		}
+	if (poll_cq_yielding(cq, &wc, 1, 1, tool_now_ms() + WAIT_MS) != 1) {
+		fprintf(stderr, PROG ": no completion for %s %u within %d ms\n", what, seq,
+			WAIT_MS);
+		return -1;
 	}
+	if (wc.wr_id == wr_id && wc.status == XR_WC_SUCCESS)
+		return 0;
+	fprintf(stderr, PROG ": %s %u completed with %s (wr_id %" PRIu64 ")\n", what, seq,
+		xr_wc_status_str(wc.status), wc.wr_id);
+	return -1;
 }
 
 static int received_ok(struct side *s, uint32_t seq)
