@@ -7,6 +7,10 @@
 # Run on a veth with one rx queue (the default) and with four, where the
 # frames must arrive through more than one of the port's sockets. The UMEM is
 # small (FRAMES) so that every rx and tx frame is recycled several times.
+# Last, the order of late frames (plain ACKs use them): 32 frames, echoed
+# once all are in, the first 16 submitted late and held for HOLD_MS, the last
+# 16 after them the usual way: the last 16 must come back first, and the
+# first 16 only after at least half of HOLD_MS.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
@@ -52,10 +56,11 @@ queues_used() { # NS IFNAME
 	in_ns "$1" ethtool -S "$2" | awk '/rx_queue_[0-9]+_xdp_redirect:/ && $2 > 0' | wc -l
 }
 
-run_case() { # QUEUES
-	local queues=$1
-	local ns_echo=xrxe$queues-$suffix ns_send=xrxs$queues-$suffix
-	local if_echo=xrxe$queues$suffix if_send=xrxs$queues$suffix
+run_case() { # QUEUES [COUNT HOLD_MS]
+	local queues=$1 count=${2:-$COUNT} hold_ms=${3:-}
+	local tag=$queues${hold_ms:+h}
+	local ns_echo=xrxe$tag-$suffix ns_send=xrxs$tag-$suffix
+	local if_echo=xrxe$tag$suffix if_send=xrxs$tag$suffix
 	local net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))
 	local send_rc echo_rc used
 	if_echo=${if_echo:0:15} if_send=${if_send:0:15}
@@ -75,7 +80,9 @@ run_case() { # QUEUES
 		fail "cannot configure veth"
 	fi
 
-	in_ns "$ns_echo" "$echo_bin" "$if_echo" "$COUNT" "$FRAMES" >"$log/echo.out" 2>"$log/echo.err" &
+	# shellcheck disable=SC2086 # hold_ms: no word when empty
+	in_ns "$ns_echo" "$echo_bin" "$if_echo" "$count" "$FRAMES" $hold_ms \
+		>"$log/echo.out" 2>"$log/echo.err" &
 	echo_pid=$!
 	for _ in $(seq 100); do
 		grep -q '^ready' "$log/echo.out" && break
@@ -87,7 +94,7 @@ run_case() { # QUEUES
 
 	in_ns "$ns_send" timeout 60 python3 "$log/sender.py" "$if_send" \
 		"$(mac_of "$ns_send" "$if_send")" "$(mac_of "$ns_echo" "$if_echo")" \
-		"$net.2" "$net.1" "$COUNT" >"$log/send.out" 2>&1
+		"$net.2" "$net.1" "$count" $hold_ms >"$log/send.out" 2>&1
 	send_rc=$?
 	[ "$send_rc" -eq 0 ] ||
 		fail "$queues queues: sender: $(cat "$log/send.out"); echo side: $(cat "$log/echo.err")"
@@ -104,7 +111,7 @@ run_case() { # QUEUES
 	echo "$queues queues: sender: $(cat "$log/send.out")"
 	echo "$queues queues: echo:   $(tail -n 1 "$log/echo.out") rx_queues_used=$used $(cat "$log/echo.err")"
 	[ "$echo_rc" -eq 0 ] ||
-		fail "$queues queues: xsk_port_echo did not receive and echo exactly $COUNT frames"
+		fail "$queues queues: xsk_port_echo did not receive and echo exactly $count frames"
 	[ "$queues" -eq 1 ] || [ "$used" -gt 1 ] ||
 		fail "$queues queues: frames arrived on $used rx queue(s), the test needs several"
 }
@@ -116,6 +123,7 @@ import select, socket, struct, sys, time, zlib
 
 ifname, src_mac, dst_mac, src_ip, dst_ip, count = sys.argv[1:7]
 count = int(count)
+hold_ms = int(sys.argv[7]) if len(sys.argv) > 7 else 0   # the echo holds the first half late
 WINDOW = 64          # frames in flight: deep enough to batch, shallow enough for veth's rings
 IDLE_LIMIT = 3.0     # seconds without an echo before the rest are declared lost
 ETH_P_IP = 0x0800
@@ -168,6 +176,7 @@ sock.setblocking(False)
 frames = [frame(i) for i in range(count)]
 sent = 0
 seen = set()
+arrival = {}
 corrupt = duplicates = 0
 start = last_echo = time.monotonic()
 while len(seen) < count and time.monotonic() - last_echo < IDLE_LIMIT:
@@ -191,13 +200,22 @@ while len(seen) < count and time.monotonic() - last_echo < IDLE_LIMIT:
             duplicates += 1
         else:
             seen.add(i)
+            arrival[i] = last_echo
 elapsed = time.monotonic() - start
 lost = count - len(seen)
 print(f"sent={sent} echoed={len(seen)} lost={lost} corrupt={corrupt} "
       f"duplicates={duplicates} seconds={elapsed:.2f} rate={len(seen) / elapsed:.0f}/s")
-sys.exit(0 if lost == 0 and corrupt == 0 and duplicates == 0 else 1)
+order_ok = True
+if hold_ms and lost == 0:
+    late = [arrival[i] for i in range(count // 2)]
+    usual = [arrival[i] for i in range(count // 2, count)]
+    gap_ms = (min(late) - max(usual)) * 1000
+    order_ok = gap_ms >= hold_ms / 2
+    print(f"late half back {gap_ms:.1f} ms after the other (held {hold_ms} ms)")
+sys.exit(0 if lost == 0 and corrupt == 0 and duplicates == 0 and order_ok else 1)
 EOF
 
 run_case 1
 run_case 4
-echo "PASS: $COUNT frames echoed intact through the AF_XDP port, on 1 and 4 rx queues"
+run_case 1 32 200
+echo "PASS: $COUNT frames echoed intact through the AF_XDP port, on 1 and 4 rx queues; late frames left after the others, and not while held"

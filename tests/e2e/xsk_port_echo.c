@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * xsk_port_echo IFNAME COUNT [FRAMES]: echoes RoCEv2 frames for QP XR_QPN_BASE back
- * where they came from (MACs swapped) through the AF_XDP port, until COUNT
- * have been received or a time limit passes, with a UMEM of FRAMES frames
- * (default: the port's). Attaches the xroce XDP program
+ * xsk_port_echo IFNAME COUNT [FRAMES [HOLD_MS]]: echoes RoCEv2 frames for QP
+ * XR_QPN_BASE back where they came from (MACs swapped) through the AF_XDP
+ * port, until COUNT have been received or a time limit passes, with a UMEM
+ * of FRAMES frames (0 or absent: the port's). Attaches the xroce XDP program
  * to IFNAME unless it already is, and detaches what it attached. Prints
  * "ready" once frames can arrive, then a summary; exits 0 when exactly COUNT
  * frames were received and echoed.
+ *
+ * With HOLD_MS, it echoes only once all COUNT frames are in: the first half
+ * submitted late, the second half after them the usual way, published and
+ * sent with the late ones held; HOLD_MS later it releases the late ones. The
+ * second half must come back first, and the first half not within HOLD_MS.
  */
 #include <errno.h>
 #include <poll.h>
@@ -63,7 +68,7 @@ static uint8_t *alloc_tx_buffer(struct xr_xsk_port *port, uint32_t *cap,
 }
 
 static void echo_frame(struct xr_xsk_port *port, const struct xr_rx_frame *frame,
-		       struct echo_counts *counts, unsigned long long deadline)
+		       struct echo_counts *counts, unsigned long long deadline, bool late)
 {
 	uint32_t cap;
 	uint8_t *buf = alloc_tx_buffer(port, &cap, deadline);
@@ -77,8 +82,47 @@ static void echo_frame(struct xr_xsk_port *port, const struct xr_rx_frame *frame
 	memcpy(buf, frame->data + ETH_ALEN, ETH_ALEN);
 	memcpy(buf + ETH_ALEN, frame->data, ETH_ALEN);
 	memcpy(buf + 2 * ETH_ALEN, frame->data + 2 * ETH_ALEN, frame->len - 2 * ETH_ALEN);
-	xr_xsk_port_tx_submit(port, buf, frame->len);
+	if (late)
+		xr_xsk_port_tx_submit_late(port, buf, frame->len);
+	else
+		xr_xsk_port_tx_submit(port, buf, frame->len);
 	counts->echoed++;
+}
+
+/* Sends for hold_ns, with the late frames held, then everything. */
+static void flush_holding_late(struct xr_xsk_port *port, unsigned long long hold_ns)
+{
+	unsigned long long release = now_ns() + hold_ns;
+
+	xr_xsk_port_tx_hold_late(port, true);
+	while (now_ns() < release)
+		flush(port);
+	xr_xsk_port_tx_hold_late(port, false);
+	release = now_ns() + DRAIN_NS;
+	while (now_ns() < release)
+		flush(port);
+}
+
+/*
+ * Takes all count frames in (the rx ring holds them: count is at most the
+ * port's rx frames), then echoes the first half late.
+ */
+static void run_echo_holding_late(struct xr_xsk_port *port, unsigned long count,
+				  unsigned long long hold_ns, struct echo_counts *counts)
+{
+	struct xr_rx_frame frames[RX_BATCH];
+	unsigned long long deadline = now_ns() + RUN_LIMIT_NS;
+	unsigned n;
+
+	while (counts->received < count && now_ns() < deadline) {
+		n = xr_xsk_port_rx(port, frames + counts->received,
+				   (unsigned)(count - counts->received));
+		counts->received += n;
+	}
+	for (unsigned long i = 0; i < counts->received; i++)
+		echo_frame(port, &frames[i], counts, deadline, i < count / 2);
+	flush_holding_late(port, hold_ns);
+	xr_xsk_port_rx_release(port);
 }
 
 static void run_echo(struct xr_xsk_port *port, unsigned long count, struct echo_counts *counts)
@@ -99,7 +143,7 @@ static void run_echo(struct xr_xsk_port *port, unsigned long count, struct echo_
 			continue;
 		}
 		for (j = 0; j < n; j++)
-			echo_frame(port, &frames[j], counts, deadline);
+			echo_frame(port, &frames[j], counts, deadline, false);
 		counts->received += n;
 		xr_xsk_port_rx_release(port);
 		flush(port);
@@ -119,13 +163,13 @@ int main(int argc, char **argv)
 	struct xr_qp_entry *entry;
 	struct xr_xsk_port *port;
 	bool attached_here = false;
-	unsigned long count;
+	unsigned long count, hold_ms = 0;
 	const char *ifname;
 	char *end;
 	int err;
 
-	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: xsk_port_echo IFNAME COUNT [FRAMES]\n");
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: xsk_port_echo IFNAME COUNT [FRAMES [HOLD_MS]]\n");
 		return 2;
 	}
 	ifname = argv[1];
@@ -134,10 +178,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xsk_port_echo: bad COUNT '%s'\n", argv[2]);
 		return 2;
 	}
-	if (argc == 4) {
+	if (argc >= 4) {
 		cfg.frame_count = (uint32_t)strtoul(argv[3], &end, 10);
-		if (*end || cfg.frame_count == 0) {
+		if (*end) {
 			fprintf(stderr, "xsk_port_echo: bad FRAMES '%s'\n", argv[3]);
+			return 2;
+		}
+	}
+	if (argc == 5) {
+		hold_ms = strtoul(argv[4], &end, 10);
+		if (*end || hold_ms == 0 || hold_ms > 10000 || count > RX_BATCH) {
+			fprintf(stderr, "xsk_port_echo: HOLD_MS '%s' needs 1..10000, COUNT <= %d\n",
+				argv[4], RX_BATCH);
 			return 2;
 		}
 	}
@@ -174,7 +226,10 @@ int main(int argc, char **argv)
 	printf("ready queues=%d\n", xr_xsk_port_nfds(port));
 	fflush(stdout);
 
-	run_echo(port, count, &counts);
+	if (hold_ms)
+		run_echo_holding_late(port, count, hold_ms * 1000000ull, &counts);
+	else
+		run_echo(port, count, &counts);
 
 	__atomic_store_n(&entry->state, XR_XDP_QP_NONE, __ATOMIC_SEQ_CST);
 	xr_xsk_port_close(port);

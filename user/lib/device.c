@@ -41,6 +41,17 @@ static void port_tx_submit(void *ctx, uint8_t *buf, uint32_t len)
 				     buf); /* lost, as on a wire: never, see loopback.h */
 }
 
+/* After this round's other frames, and held while the engine holds ACKs. */
+static void port_tx_submit_ack(void *ctx, uint8_t *buf, uint32_t len)
+{
+	struct xr_device *dev = ctx;
+
+	if (xr_loopback_is_own(dev, buf, len))
+		port_tx_submit(ctx, buf, len);
+	else
+		xr_xsk_port_tx_submit_late(dev->port, buf, len);
+}
+
 static void port_tx_abort(void *ctx, uint8_t *buf)
 {
 	xr_xsk_port_tx_abort(((struct xr_device *)ctx)->port, buf);
@@ -107,6 +118,7 @@ static int open_as_owner(struct xr_device *dev, const struct xr_device_open_attr
 	*port = (struct xr_core_port){.ctx = dev,
 				      .tx_alloc = port_tx_alloc,
 				      .tx_submit = port_tx_submit,
+				      .tx_submit_ack = port_tx_submit_ack,
 				      .tx_abort = port_tx_abort,
 				      .rx_foreign = xr_share_owner_rx_foreign};
 	return err;

@@ -47,21 +47,20 @@ struct xr_device {
 	 * done) */
 	uint64_t spin_in_flight_ns;
 	/*
-	 * ACK coalescing (engine.c): while the application drives the engine, a
-	 * round that made nothing but ACKs leaves them in the TX ring for up to
-	 * ack_hold_ns, so that the frame the application sends in answer takes
-	 * them along in its system call. Under the lock: when the first held
-	 * ACK was published (0: none),
-	 * core.tx_urgent as of the last kick, whether ACKs left alone since,
-	 * and whether holding them pays (the application answers). Atomic: the
-	 * kick waits.
+	 * ACK coalescing (engine.c): plain ACKs go into the TX ring after the
+	 * round's other frames, and while the application drives the engine a
+	 * round that made nothing but ACKs holds them back for up to
+	 * ack_hold_ns, so that the frame the application sends in answer leaves
+	 * first and takes them along in its system call. Under the lock: when
+	 * the first held ACK was made (0: none), core.tx_urgent as of the last
+	 * round that held nothing, whether ACKs left alone since, and whether
+	 * holding them pays (the application answers).
 	 */
 	uint64_t ack_hold_ns;
 	uint64_t ack_held_since;
-	uint64_t tx_urgent_kicked;
+	uint64_t tx_urgent_seen;
 	bool ack_sent_alone;
 	bool ack_hold_pays;
-	int tx_hold;
 	/* The engine's syscall and sleep counters (atomic: any thread counts), published by each
 	 * round. */
 	uint64_t syscalls, sleeps, sleeps_in_flight;
@@ -94,8 +93,8 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
 /* Without the lock: has the kernel send what rounds put in the TX ring. */
 void xr_engine_transmit(struct xr_device *dev);
 /*
- * Without the lock: sends the ACKs a round holds back (ack_hold_ns) now,
- * when the process closes the device or exits: the peer waits for them.
+ * Sends the ACKs a round holds back (ack_hold_ns) now, when the process
+ * closes the device or exits: the peer waits for them. Takes the lock.
  */
 void xr_engine_release_acks(struct xr_device *dev);
 /* Counts n system calls made for the data path (any thread). */

@@ -39,13 +39,14 @@ static void publish_stats(struct xr_device *dev)
 }
 
 /*
- * Whether this round's kick waits: when the application drives the engine
- * and everything published since the last kick is plain ACKs, for at most
- * ack_hold_ns from the first of them. The application's answer, if it
- * comes meanwhile, is urgent and takes them out with it; otherwise the
- * first round after the hold ends sends them: the application's next poll,
- * or the engine thread's once the application has stopped polling (within
- * XR_APP_POLL_GRACE_NS). Closing the device or exiting sends them at once.
+ * Whether this round's ACKs wait: when the application drives the engine
+ * and the round made nothing but plain ACKs, for at most ack_hold_ns from
+ * the first of them. The application's answer, if it comes meanwhile, is
+ * urgent: it enters the TX ring first and the ACKs follow it, in the same
+ * system call. Otherwise the first round after the hold ends sends them:
+ * the application's next poll, or the engine thread's once the application
+ * has stopped polling (within XR_APP_POLL_GRACE_NS). Closing the device or
+ * exiting sends them at once.
  *
  * Holding pays only with an application that answers what it receives:
  * one that only receives would make every peer wait ack_hold_ns for each
@@ -54,14 +55,14 @@ static void publish_stats(struct xr_device *dev)
  */
 static void hold_acks(struct xr_device *dev, uint64_t now)
 {
-	bool urgent = dev->core.tx_urgent != dev->tx_urgent_kicked;
+	bool urgent = dev->core.tx_urgent != dev->tx_urgent_seen;
 	bool hold = false;
 
 	if (urgent) {
 		dev->ack_hold_pays |= dev->ack_sent_alone;
 		dev->ack_sent_alone = false;
 	} else if (now < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED) &&
-		   xr_xsk_port_tx_unkicked(dev->port)) {
+		   xr_xsk_port_tx_late_count(dev->port)) {
 		if (dev->ack_hold_pays) {
 			if (!dev->ack_held_since)
 				dev->ack_held_since = now;
@@ -73,9 +74,9 @@ static void hold_acks(struct xr_device *dev, uint64_t now)
 	}
 	if (!hold) {
 		dev->ack_held_since = 0;
-		dev->tx_urgent_kicked = dev->core.tx_urgent;
+		dev->tx_urgent_seen = dev->core.tx_urgent;
 	}
-	__atomic_store_n(&dev->tx_hold, hold, __ATOMIC_RELAXED);
+	xr_xsk_port_tx_hold_late(dev->port, hold);
 }
 
 bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
@@ -102,8 +103,8 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
 	n += xr_share_owner_poll(dev, now);
 	n += xr_loopback_deliver(dev, now);
 	*deadline = xr_core_progress(core, now);
-	xr_xsk_port_tx_publish(dev->port);
 	hold_acks(dev, now);
+	xr_xsk_port_tx_publish(dev->port);
 	/* Frames the device refused for now: come back soon rather than at a timer. */
 	if (xr_xsk_port_tx_backlog(dev->port) && (!*deadline || *deadline > now + TX_RETRY_NS))
 		*deadline = now + TX_RETRY_NS;
@@ -123,7 +124,7 @@ void xr_engine_transmit(struct xr_device *dev)
 {
 	unsigned calls;
 
-	if (!dev->port || __atomic_load_n(&dev->tx_hold, __ATOMIC_RELAXED))
+	if (!dev->port)
 		return;
 	calls = xr_xsk_port_tx_kick(dev->port);
 	if (calls)
@@ -132,7 +133,12 @@ void xr_engine_transmit(struct xr_device *dev)
 
 void xr_engine_release_acks(struct xr_device *dev)
 {
-	__atomic_store_n(&dev->tx_hold, 0, __ATOMIC_RELAXED);
+	if (!dev->port)
+		return;
+	pthread_mutex_lock(&dev->lock);
+	xr_xsk_port_tx_hold_late(dev->port, false);
+	xr_xsk_port_tx_publish(dev->port);
+	pthread_mutex_unlock(&dev->lock);
 	xr_engine_transmit(dev);
 }
 

@@ -60,6 +60,10 @@ struct xr_xsk_port {
 	uint32_t tx_free_count;
 	struct xdp_desc *tx_pending; /* submitted, not yet in the tx ring, oldest first */
 	uint32_t tx_pending_count;
+	/* Submitted late: they enter the ring after tx_pending, and not while held. */
+	struct xdp_desc *tx_late;
+	uint32_t tx_late_count;
+	bool tx_late_held;
 	uint32_t tx_kick_rounds;
 	int tx_stalled; /* atomic: the last kick left frames the device did not take */
 	/* Atomics: one thread kicks at a time (two would spin on the socket's mutex in
@@ -151,6 +155,7 @@ void xr_xsk_port_close(struct xr_xsk_port *port)
 		close(port->xsk_map_fd);
 	free(port->tx_free);
 	free(port->tx_pending);
+	free(port->tx_late);
 	free(port);
 }
 
@@ -300,7 +305,8 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 	port->tx_kick_rounds = tx_frames / XR_COPY_TX_BATCH + 2;
 	port->tx_free = calloc(tx_frames, sizeof(*port->tx_free));
 	port->tx_pending = calloc(tx_frames, sizeof(*port->tx_pending));
-	if (!port->tx_free || !port->tx_pending) {
+	port->tx_late = calloc(tx_frames, sizeof(*port->tx_late));
+	if (!port->tx_free || !port->tx_pending || !port->tx_late) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -430,43 +436,68 @@ void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf)
 	port->tx_free[port->tx_free_count++] = (uint64_t)(buf - port->umem_area);
 }
 
-void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
+/* The descriptor for buf, or false (buf given back) if the kernel would not take it. */
+static bool tx_desc(struct xr_xsk_port *port, uint8_t *buf, uint32_t len, struct xdp_desc *desc)
 {
 	/* The kernel drops an oversized descriptor without completing it,
 	 * which would leak the frame: refuse it here instead. */
 	if (len > XR_FRAME_SIZE) {
 		xr_xsk_port_tx_abort(port, buf);
-		return;
+		return false;
 	}
-	port->tx_pending[port->tx_pending_count++] = (struct xdp_desc){
-	    .addr = (uint64_t)(buf - port->umem_area),
-	    .len = len,
-	};
+	*desc = (struct xdp_desc){.addr = (uint64_t)(buf - port->umem_area), .len = len};
+	return true;
 }
 
-/* Moves as many pending frames as fit into the tx ring, keeping the rest in order. */
-static void publish_pending(struct xr_xsk_port *port)
+void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
 {
-	uint32_t n = port->tx_pending_count, space, idx, j;
+	if (tx_desc(port, buf, len, &port->tx_pending[port->tx_pending_count]))
+		port->tx_pending_count++;
+}
+
+void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
+{
+	if (tx_desc(port, buf, len, &port->tx_late[port->tx_late_count]))
+		port->tx_late_count++;
+}
+
+void xr_xsk_port_tx_hold_late(struct xr_xsk_port *port, bool hold)
+{
+	port->tx_late_held = hold;
+}
+
+uint32_t xr_xsk_port_tx_late_count(const struct xr_xsk_port *port)
+{
+	return port->tx_late_count;
+}
+
+/*
+ * Moves as many of the *count frames of queue as fit into the tx ring,
+ * keeping the rest in order; true when they all went.
+ */
+static bool publish_queue(struct xr_xsk_port *port, struct xdp_desc *queue, uint32_t *count)
+{
+	uint32_t n = *count, space, idx, j;
 
 	if (n == 0)
-		return;
+		return true;
 	space = xsk_prod_nb_free(&port->tx, n);
 	if (n > space)
 		n = space;
 	if (n == 0 || xsk_ring_prod__reserve(&port->tx, n, &idx) != n)
-		return;
+		return false;
 	for (j = 0; j < n; j++)
-		*xsk_ring_prod__tx_desc(&port->tx, idx + j) = port->tx_pending[j];
+		*xsk_ring_prod__tx_desc(&port->tx, idx + j) = queue[j];
 	xsk_ring_prod__submit(&port->tx, n);
-	port->tx_pending_count -= n;
-	memmove(port->tx_pending, port->tx_pending + n,
-		port->tx_pending_count * sizeof(port->tx_pending[0]));
+	*count -= n;
+	memmove(queue, queue + n, *count * sizeof(queue[0]));
+	return *count == 0;
 }
 
 void xr_xsk_port_tx_publish(struct xr_xsk_port *port)
 {
-	publish_pending(port);
+	if (publish_queue(port, port->tx_pending, &port->tx_pending_count) && !port->tx_late_held)
+		publish_queue(port, port->tx_late, &port->tx_late_count);
 	reclaim_completions(port);
 }
 
@@ -523,12 +554,8 @@ unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
 	return calls;
 }
 
-bool xr_xsk_port_tx_unkicked(struct xr_xsk_port *port)
-{
-	return *port->tx.producer != __atomic_load_n(&port->tx_kicked, __ATOMIC_RELAXED);
-}
-
 bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port)
 {
-	return port->tx_pending_count || __atomic_load_n(&port->tx_stalled, __ATOMIC_RELAXED);
+	return port->tx_pending_count || (port->tx_late_count && !port->tx_late_held) ||
+	       __atomic_load_n(&port->tx_stalled, __ATOMIC_RELAXED);
 }

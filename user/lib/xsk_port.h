@@ -47,6 +47,16 @@ uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap);
 uint32_t xr_xsk_port_tx_frames(const struct xr_xsk_port *port);
 /* Queue buf (from tx_alloc) with len bytes; it goes into the TX ring at the next publish. */
 void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len);
+/*
+ * Queue buf behind everything submitted the other way: at each publish it
+ * enters the ring after those frames, and not at all while late frames are
+ * held. For frames that no one waits on first (plain ACKs), so that a frame
+ * someone does wait on, submitted after them, still leaves before them.
+ */
+void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint8_t *buf, uint32_t len);
+void xr_xsk_port_tx_hold_late(struct xr_xsk_port *port, bool hold);
+/* Late frames not in the ring yet. */
+uint32_t xr_xsk_port_tx_late_count(const struct xr_xsk_port *port);
 /* Give up a buffer from tx_alloc without sending it. */
 void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf);
 /* Moves submitted frames into the TX ring and takes back the frames the kernel sent. */
@@ -58,9 +68,9 @@ void xr_xsk_port_tx_publish(struct xr_xsk_port *port);
  * callers make the system calls after releasing theirs.
  */
 unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port);
-/* Whether the TX ring holds frames published since the last kick. */
-bool xr_xsk_port_tx_unkicked(struct xr_xsk_port *port);
-/* Frames not handed to the device yet: submitted but not in the ring, or refused by the last kick.
+/*
+ * Frames not handed to the device yet and not held: submitted but not in the
+ * ring, or refused by the last kick.
  */
 bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port);
 

@@ -622,10 +622,16 @@ uint8_t *xr_core_frame_begin_to(struct xr_core *core, const struct xr_path *path
 
 void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_pkt_out *out)
 {
-	if (out->bth[0] != XR_OP_RC_ACK || (out->ext[0] & XR_AETH_TYPE_MASK) != XR_AETH_ACK)
-		core->tx_urgent++;
+	bool plain_ack =
+	    out->bth[0] == XR_OP_RC_ACK && (out->ext[0] & XR_AETH_TYPE_MASK) == XR_AETH_ACK;
+
 	xr_pkt_seal(out);
-	core->port.tx_submit(core->port.ctx, out->frame, out->frame_len);
+	if (plain_ack && core->port.tx_submit_ack) {
+		core->port.tx_submit_ack(core->port.ctx, out->frame, out->frame_len);
+	} else {
+		core->tx_urgent += !plain_ack;
+		core->port.tx_submit(core->port.ctx, out->frame, out->frame_len);
+	}
 	core->stats.tx_frames++;
 	qp->cnt.tx_frames++;
 }

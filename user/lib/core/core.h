@@ -88,6 +88,11 @@ struct xr_core_port {
 	/* A buffer for one frame, or NULL when none is free right now. */
 	uint8_t *(*tx_alloc)(void *ctx, uint32_t *cap);
 	void (*tx_submit)(void *ctx, uint8_t *buf, uint32_t len);
+	/*
+	 * A plain ACK, which may leave after frames submitted later (the port
+	 * may hold it back to send with them). NULL: tx_submit.
+	 */
+	void (*tx_submit_ack)(void *ctx, uint8_t *buf, uint32_t len);
 	void (*tx_abort)(void *ctx, uint8_t *buf);
 	/*
 	 * A sound frame for a QPN this core does not hold, which another
