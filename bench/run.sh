@@ -10,7 +10,10 @@
 #     p99.9 and maximum (half round trips; read_lat's are whole ones, beside
 #     the UDP round trip), each also beside the floor of the path: raw
 #     frames ping-ponged through the same XDP program and AF_XDP sockets
-#     (build/bench/xsk_pingpong), without the transport;
+#     (build/bench/xsk_floor), without the transport;
+#   - the floor under the bandwidths: 1 KiB frames blasted one way through
+#     the same path as fast as it takes them, no transport, no flow control
+#     (build/bench/xsk_floor blast and sink), beside WRITE 64 KiB at MTU 1024;
 #   - what the ICRC costs per frame beside the payload copy (build/bench/copy_crc);
 #   - the same bandwidths at path MTU 4096 on interface MTU 9000, when the
 #     interfaces take MTU 9000 with xroce attached and xroce's active_mtu is
@@ -269,10 +272,10 @@ for size in "${lat_sizes[@]}"; do
 	iters=$((duration * 10000))
 	pingpong_cells xsk "$size" - failed
 	# Frames of 1,024 bytes at most; 1,000 warm-up round trips come first.
-	start_server "xsk_$size" "$BUILD/bench/xsk_pingpong" echo "$VETH_A" \
+	start_server "xsk_$size" "$BUILD/bench/xsk_floor" echo "$VETH_A" \
 		$(((iters + 1000) * ((size + 1023) / 1024)))
 	sleep 0.5 # the echo side's socket must be bound before the first frame
-	if run_client "xsk_$size" "$BUILD/bench/xsk_pingpong" ping "$VETH_B" "$mac_a" "$iters" \
+	if run_client "xsk_$size" "$BUILD/bench/xsk_floor" ping "$VETH_B" "$mac_a" "$iters" \
 		"$size" && wait_servers; then
 		pingpong_cells xsk "$size" "AF_XDP floor"
 	else
@@ -280,6 +283,27 @@ for size in "${lat_sizes[@]}"; do
 		failed=1
 	fi
 done
+
+# Gbit/s as the sink counted it, and CPU seconds of both sides per GB it
+# counted (each side's CPU rate over its own interval).
+echo "bench: AF_XDP one-way blast of 1 KiB frames (the floor)"
+cell[xsk_blast]=failed
+start_server xsk_blast "$BUILD/bench/xsk_floor" sink "$VETH_A"
+sleep 0.5 # the sink's socket must be bound before the first frame
+if run_client xsk_blast "$BUILD/bench/xsk_floor" blast "$VETH_B" "$mac_a" "$duration" &&
+	wait_servers; then
+	read -r gbits cpu_gb <<<"$(awk '
+		/^xsk_floor blast/ { for (i = 3; i <= NF; i++) { split($i, kv, "="); b[kv[1]] = kv[2] } }
+		/^xsk_floor sink/ { for (i = 3; i <= NF; i++) { split($i, kv, "="); s[kv[1]] = kv[2] } }
+		END { printf "%s %.2f", s["gbit_s"],
+			(b["cpu_s"] / b["seconds"] + s["cpu_s"] / s["seconds"]) / (s["bytes"] / s["seconds"] / 1e9) }' \
+		"$logdir/xsk_blast.client" "$logdir/xsk_blast.server")"
+	num[xsk_blast]=$gbits
+	cell[xsk_blast]="AF_XDP floor: $gbits Gbit/s, $cpu_gb CPU s/GB"
+else
+	wait_servers || true
+	failed=1
+fi
 
 lat_tests=(write_lat send_lat read_lat)
 for test in "${lat_tests[@]}"; do
@@ -360,8 +384,10 @@ echo "sys/msg, syscalls/iteration: system calls of both engines (engine_syscalls
 echo "engine spin: XROCE_BUSY_POLL_US=${XROCE_BUSY_POLL_US:-50 (default)} after the last work," \
 	"XROCE_SPIN_IN_FLIGHT_US=${XROCE_SPIN_IN_FLIGHT_US:-unset (default: no sleep while an operation is outstanding)}," \
 	"XROCE_ACK_HOLD_US=${XROCE_ACK_HOLD_US:-5 (default)}"
-echo "AF_XDP floor: bench/xsk_pingpong, raw frames through the same XDP program and AF_XDP sockets"
+echo "AF_XDP floor: bench/xsk_floor, raw frames through the same XDP program and AF_XDP sockets"
 echo "with no transport, both sides busy-polling: what the kernel path costs on this machine"
+echo "(bandwidth: 1 KiB frames one way, no flow control, what the sink counted; its CPU includes"
+echo "both sides' busy-polling)"
 line figure xroce "baseline (same run)" ratio
 for mtu in 1024 4096; do
 	for test in write_bw read_bw; do
@@ -370,7 +396,8 @@ for mtu in 1024 4096; do
 			figure="${test_name[$test]} ${size_name[$size]}, 1 QP, MTU $mtu"
 			if [ "$key" = write_bw_65536_1024 ]; then
 				row "$figure" "$key" "iperf3 TCP, no XDP: ${cell[tcp_plain]%%,*}" tcp_plain \
-					"iperf3 TCP, xroce attached: ${cell[tcp_xdp]%%,*}" tcp_xdp
+					"iperf3 TCP, xroce attached: ${cell[tcp_xdp]%%,*}" tcp_xdp \
+					"${cell[xsk_blast]}" xsk_blast
 			elif [ "$key" = write_bw_65536_4096 ]; then
 				row "$figure" "$key" "iperf3 TCP, no XDP: ${cell[tcp_plain]%%,*}" tcp_plain \
 					"iperf3 TCP, xroce attached: ${cell[tcp_xdp]%%,*}" tcp_xdp \
