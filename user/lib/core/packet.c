@@ -411,7 +411,8 @@ void xr_pkt_put_payload(struct xr_pkt_out *out, uint32_t off, const void *src, u
 		uint32_t hdrs = (uint32_t)(out->payload - l3), n;
 
 		out->crc = icrc_masked_prefix(l3, out->ipv6, hdrs, &n);
-		out->crc = libdeflate_crc32(out->crc, l3 + n, hdrs - n);
+		if (hdrs > n) /* headers longer than the masked copy takes */
+			out->crc = libdeflate_crc32(out->crc, l3 + n, hdrs - n);
 		out->crc_end = out->payload;
 	}
 	if (dst != out->crc_end) {
@@ -431,7 +432,9 @@ void xr_pkt_seal(struct xr_pkt_out *out)
 	uint32_t crc;
 
 	if (out->crc_end)
-		crc = libdeflate_crc32(out->crc, out->crc_end, (size_t)(c - out->crc_end));
+		crc = c > out->crc_end
+			  ? libdeflate_crc32(out->crc, out->crc_end, (size_t)(c - out->crc_end))
+			  : out->crc;
 	else
 		crc = xr_icrc(out->frame, out->l3_off, out->ipv6, out->icrc_off);
 	c[0] = crc;
