@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Copying bytes and carrying a CRC-32 over them in the same pass: the
- * payload a frame carries is read from memory once, not once for the copy
- * and once more for the ICRC.
+ * Copying bytes and carrying a CRC-32 over them: the payload a frame carries
+ * is read from its source once, and the CRC reads the copy while it is
+ * still in L1.
  */
 #ifndef XROCE_COPY_CRC_H
 #define XROCE_COPY_CRC_H
