@@ -89,18 +89,22 @@ static void echo_frame(struct xr_xsk_port *port, const struct xr_rx_frame *frame
 	counts->echoed++;
 }
 
+/* Keeps sending for ns: frames may still wait for the device. */
+static void flush_for(struct xr_xsk_port *port, unsigned long long ns)
+{
+	unsigned long long end = now_ns() + ns;
+
+	while (now_ns() < end)
+		flush(port);
+}
+
 /* Sends for hold_ns, with the late frames held, then everything. */
 static void flush_holding_late(struct xr_xsk_port *port, unsigned long long hold_ns)
 {
-	unsigned long long release = now_ns() + hold_ns;
-
 	xr_xsk_port_tx_hold_late(port, true);
-	while (now_ns() < release)
-		flush(port);
+	flush_for(port, hold_ns);
 	xr_xsk_port_tx_hold_late(port, false);
-	release = now_ns() + DRAIN_NS;
-	while (now_ns() < release)
-		flush(port);
+	flush_for(port, DRAIN_NS);
 }
 
 /*
@@ -129,7 +133,7 @@ static void run_echo(struct xr_xsk_port *port, unsigned long count, struct echo_
 {
 	struct pollfd pfds[XR_MAX_QUEUES];
 	struct xr_rx_frame frames[RX_BATCH];
-	unsigned long long deadline = now_ns() + RUN_LIMIT_NS, drain_end;
+	unsigned long long deadline = now_ns() + RUN_LIMIT_NS;
 	int nfds = xr_xsk_port_nfds(port), i;
 	unsigned n, j;
 
@@ -148,9 +152,7 @@ static void run_echo(struct xr_xsk_port *port, unsigned long count, struct echo_
 		xr_xsk_port_rx_release(port);
 		flush(port);
 	}
-	drain_end = now_ns() + DRAIN_NS;
-	while (now_ns() < drain_end)
-		flush(port);
+	flush_for(port, DRAIN_NS);
 }
 
 int main(int argc, char **argv)

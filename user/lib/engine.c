@@ -214,11 +214,9 @@ static void set_xdp_sleeping(struct xr_device *dev, bool sleeping)
  * not while an operation is outstanding (until spin_in_flight_ns have
  * passed since it found it so), nor within busy_poll_ns of its last work.
  */
-static bool may_sleep(struct xr_device *dev, bool outstanding, uint64_t idle_since,
+static bool may_sleep(struct xr_device *dev, uint64_t now, bool outstanding, uint64_t idle_since,
 		      uint64_t *outstanding_since)
 {
-	uint64_t now = xr_now_ns();
-
 	if (!outstanding)
 		*outstanding_since = 0;
 	else if (!*outstanding_since)
@@ -260,7 +258,8 @@ static void *engine_main(void *arg)
 			idle_since = xr_now_ns();
 			continue;
 		}
-		if (!may_sleep(dev, outstanding, idle_since, &outstanding_since))
+		/* The time this iteration began: no clock read of its own in the spin. */
+		if (!may_sleep(dev, now, outstanding, idle_since, &outstanding_since))
 			continue;
 		/*
 		 * Announce the sleep, then look once more: work posted before the
@@ -270,7 +269,7 @@ static void *engine_main(void *arg)
 		__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
 		set_xdp_sleeping(dev, true);
 		if (!engine_round(dev, &deadline, &outstanding) &&
-		    may_sleep(dev, outstanding, idle_since, &outstanding_since)) {
+		    may_sleep(dev, xr_now_ns(), outstanding, idle_since, &outstanding_since)) {
 			__atomic_fetch_add(&dev->sleeps, 1, __ATOMIC_RELAXED);
 			if (outstanding)
 				__atomic_fetch_add(&dev->sleeps_in_flight, 1, __ATOMIC_RELAXED);

@@ -204,7 +204,8 @@ static unsigned take_frames(struct xr_device *dev, int holder, uint64_t now)
 			xr_xsk_port_tx_abort(dev->port, buf);
 		} else {
 			xr_xsk_port_tx_submit(dev->port, buf, (uint32_t)len);
-			dev->core.tx_urgent++; /* a guest's frame: never held back for our ACKs */
+			dev->core
+			    .tx_urgent++; /* a guest's frame leaves now: held ACKs go with it */
 		}
 	}
 	return n;
