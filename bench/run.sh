@@ -383,7 +383,8 @@ echo "processes per 10^9 bytes; rtx, tmo: retransmissions and local ACK timeouts
 echo "sys/msg, syscalls/iteration: system calls of both engines (engine_syscalls) per message or iteration"
 echo "engine spin: XROCE_BUSY_POLL_US=${XROCE_BUSY_POLL_US:-50 (default)} after the last work," \
 	"XROCE_SPIN_IN_FLIGHT_US=${XROCE_SPIN_IN_FLIGHT_US:-unset (default: no sleep while an operation is outstanding)}," \
-	"XROCE_ACK_HOLD_US=${XROCE_ACK_HOLD_US:-5 (default)}"
+	"XROCE_ACK_HOLD_US=${XROCE_ACK_HOLD_US:-5 (default)}," \
+	"XROCE_STANDBY_MAX_US=${XROCE_STANDBY_MAX_US:-5000 (default)}"
 echo "AF_XDP floor: bench/xsk_floor, raw frames through the same XDP program and AF_XDP sockets"
 echo "with no transport, both sides busy-polling: what the kernel path costs on this machine"
 echo "(bandwidth: 1 KiB frames one way, no flow control, what the sink counted; its CPU includes"

@@ -249,6 +249,12 @@ struct xr_engine_stats {
 	__u64 sleeps;
 	/* of those: while an operation was outstanding (XROCE_SPIN_IN_FLIGHT_US bounds the spin) */
 	__u64 sleeps_in_flight;
+	/*
+	 * times the engine thread, standing by while an application thread
+	 * polled a CQ and ran the engine, woke to look whether it still did
+	 * (XROCE_STANDBY_MAX_US spaces them out)
+	 */
+	__u64 standby_looks;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

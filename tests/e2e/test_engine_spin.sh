@@ -11,6 +11,12 @@
 # as soon as a round finds nothing to do), 1,000 round trips: there
 # engine_sleeps_in_flight must be > 0, which shows the counter sees the
 # sleeps the default avoids.
+# Then the engine thread's stand-by: xroce-pingpong without -e polls its CQ
+# and so runs the engine itself, 20,000 round trips; engine_standby_looks,
+# the times the standing-by engine thread woke to see whether the
+# application still polls, summed over both ends, must be under a quarter
+# of the same run's with XROCE_STANDBY_MAX_US=200 (a look every 200 us, the
+# stand-by before it was spaced out), and that run's must be > 0.
 # Needs root. Env: BUILD (build dir, default build).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -53,4 +59,16 @@ in_flight=$(sum_stat engine_sleeps_in_flight)
 [ "$in_flight" -gt 0 ] ||
 	fail "XROCE_SPIN_IN_FLIGHT_US=0: engine_sleeps_in_flight is 0 after $iters round trips, expected > 0"
 echo "ok: XROCE_SPIN_IN_FLIGHT_US=0: $in_flight sleeps with an operation outstanding"
+
+iters=20000
+PINGPONG_RUN=
+run_must_pass 64 "-s 64"
+spaced=$(sum_stat engine_standby_looks)
+PINGPONG_RUN="env XROCE_STANDBY_MAX_US=200"
+run_must_pass 64 "-s 64"
+every=$(sum_stat engine_standby_looks)
+[ "$every" -gt 0 ] || fail "XROCE_STANDBY_MAX_US=200: engine_standby_looks is 0: the counter counts nothing"
+[ $((spaced * 4)) -lt "$every" ] ||
+	fail "engine_standby_looks is $spaced with the default stand-by, $every with XROCE_STANDBY_MAX_US=200: not spaced out"
+echo "ok: a polling application: $spaced stand-by looks (default), $every (XROCE_STANDBY_MAX_US=200)"
 echo "test_engine_spin: PASS"

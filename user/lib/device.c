@@ -17,6 +17,7 @@
 #include "mcast.h"
 
 #define DEFAULT_BUSY_POLL_NS 50000ull
+#define DEFAULT_STANDBY_MAX_NS 5000000ull
 /* Long enough for a polling application to answer what it was just handed. */
 #define DEFAULT_ACK_HOLD_NS 5000ull
 /* Headers the path MTU must leave room for inside the netdev MTU (as rxe). */
@@ -204,6 +205,8 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	/* Unset: no sleep while an operation is outstanding, as an RDMA NIC never naps. */
 	busy = getenv("XROCE_SPIN_IN_FLIGHT_US");
 	dev->spin_in_flight_ns = busy ? strtoull(busy, NULL, 10) * 1000 : UINT64_MAX;
+	busy = getenv("XROCE_STANDBY_MAX_US");
+	dev->standby_max_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_STANDBY_MAX_NS;
 	busy = getenv("XROCE_ACK_HOLD_US");
 	dev->ack_hold_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_ACK_HOLD_NS;
 	err = pthread_mutex_init(&dev->lock, NULL);

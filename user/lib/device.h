@@ -47,6 +47,14 @@ struct xr_device {
 	 * done) */
 	uint64_t spin_in_flight_ns;
 	/*
+	 * While an application drives the engine, the engine thread looks in
+	 * on it after XR_APP_POLL_GRACE_NS, then after twice as long each time
+	 * it finds the application still polling, up to this long: every look
+	 * takes a core from a spinning thread, and an application that polled
+	 * for long will likely go on.
+	 */
+	uint64_t standby_max_ns;
+	/*
 	 * ACK coalescing (engine.c): plain ACKs go into the TX ring after the
 	 * round's other frames, and while the application drives the engine a
 	 * round that made nothing but ACKs holds them back for up to
@@ -63,7 +71,7 @@ struct xr_device {
 	bool ack_hold_pays;
 	/* The engine's syscall and sleep counters (atomic: any thread counts), published by each
 	 * round. */
-	uint64_t syscalls, sleeps, sleeps_in_flight;
+	uint64_t syscalls, sleeps, sleeps_in_flight, standby_looks;
 	uint64_t stats_due_ns; /* under the lock: when idle rounds publish the counters again */
 	/*
 	 * Until this time (atomic, ns) an application thread is spinning in
@@ -85,11 +93,12 @@ uint64_t xr_now_ns(void);
 int xr_engine_start(struct xr_device *dev);
 void xr_engine_stop(struct xr_device *dev);
 /*
- * One receive/transport round, with dev->lock held; true if it did work.
- * The frames it built wait in the TX ring for the kick that
- * xr_unlock_and_notify makes once the lock is released.
+ * One receive/transport round at time now (the caller's clock read, so
+ * that a spinning thread reads the clock once per round), with dev->lock
+ * held; true if it did work. The frames it built wait in the TX ring for
+ * the kick that xr_unlock_and_notify makes once the lock is released.
  */
-bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline);
+bool xr_engine_round_locked(struct xr_device *dev, uint64_t now, uint64_t *deadline);
 /* Without the lock: has the kernel send what rounds put in the TX ring. */
 void xr_engine_transmit(struct xr_device *dev);
 /*
@@ -124,6 +133,8 @@ void xr_async_signal(struct xr_device *dev, uint64_t raised);
 
 /* Called after posting work: wakes the engine if it sleeps. */
 void xr_engine_kick(struct xr_device *dev);
+/* The same, for a caller that knows the application does not drive the engine. */
+void xr_engine_wake(struct xr_device *dev);
 
 /* ---- channel.c ---- */
 /*

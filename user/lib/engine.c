@@ -35,6 +35,7 @@ static void publish_stats(struct xr_device *dev)
 	stats->syscalls = __atomic_load_n(&dev->syscalls, __ATOMIC_RELAXED);
 	stats->sleeps = __atomic_load_n(&dev->sleeps, __ATOMIC_RELAXED);
 	stats->sleeps_in_flight = __atomic_load_n(&dev->sleeps_in_flight, __ATOMIC_RELAXED);
+	stats->standby_looks = __atomic_load_n(&dev->standby_looks, __ATOMIC_RELAXED);
 	*dev->xdp.engine_stats = *stats;
 }
 
@@ -79,15 +80,14 @@ static void hold_acks(struct xr_device *dev, uint64_t now)
 	xr_xsk_port_tx_hold_late(dev->port, hold);
 }
 
-bool xr_engine_round_locked(struct xr_device *dev, uint64_t *deadline)
+bool xr_engine_round_locked(struct xr_device *dev, uint64_t now, uint64_t *deadline)
 {
 	struct xr_rx_frame frames[RX_BATCH];
 	struct xr_core *core = &dev->core;
-	uint64_t tx_before, now;
+	uint64_t tx_before;
 	unsigned n;
 	bool busy;
 
-	now = xr_now_ns();
 	tx_before = core->stats.tx_frames;
 	if (!dev->port) {
 		/* A guest: every frame comes through the owner. */
@@ -143,12 +143,12 @@ void xr_engine_release_acks(struct xr_device *dev)
 }
 
 /* One round; returns whether anything was received or sent. */
-static bool engine_round(struct xr_device *dev, uint64_t *deadline, bool *outstanding)
+static bool engine_round(struct xr_device *dev, uint64_t now, uint64_t *deadline, bool *outstanding)
 {
 	bool busy;
 
 	pthread_mutex_lock(&dev->lock);
-	busy = xr_engine_round_locked(dev, deadline);
+	busy = xr_engine_round_locked(dev, now, deadline);
 	*outstanding = xr_core_outstanding(&dev->core);
 	xr_unlock_and_notify(dev);
 	return busy;
@@ -230,6 +230,7 @@ static void *engine_main(void *arg)
 {
 	struct xr_device *dev = arg;
 	uint64_t idle_since = xr_now_ns(), outstanding_since = 0, deadline, next_monitor_poll = 0;
+	uint64_t standby_ns = XR_APP_POLL_GRACE_NS;
 	bool outstanding;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
@@ -244,18 +245,26 @@ static void *engine_main(void *arg)
 		if (now < app_until) {
 			/*
 			 * The application drives the engine; stand by for when it
-			 * stops. ACKs it holds go with its next rounds, or with this
-			 * thread's first round after it stopped.
+			 * stops (see standby_max_ns). ACKs it holds go with its next
+			 * rounds, or with this thread's first round after it stopped.
+			 * Arming a CQ or posting once it stopped wakes this thread.
 			 */
 			__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
-			engine_sleep(dev, app_until, false);
+			engine_sleep(dev,
+				     app_until > now + standby_ns ? app_until : now + standby_ns,
+				     false);
 			__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
+			__atomic_fetch_add(&dev->standby_looks, 1, __ATOMIC_RELAXED);
+			standby_ns = standby_ns * 2 < dev->standby_max_ns ? standby_ns * 2
+									  : dev->standby_max_ns;
 			idle_since = xr_now_ns();
 			outstanding_since = 0;
 			continue;
 		}
-		if (engine_round(dev, &deadline, &outstanding)) {
-			idle_since = xr_now_ns();
+		standby_ns = XR_APP_POLL_GRACE_NS;
+		/* Idle from the busy round's start: a round is short beside busy_poll_ns. */
+		if (engine_round(dev, now, &deadline, &outstanding)) {
+			idle_since = now;
 			continue;
 		}
 		/* The time this iteration began: no clock read of its own in the spin. */
@@ -268,8 +277,9 @@ static void *engine_main(void *arg)
 		 */
 		__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
 		set_xdp_sleeping(dev, true);
-		if (!engine_round(dev, &deadline, &outstanding) &&
-		    may_sleep(dev, xr_now_ns(), outstanding, idle_since, &outstanding_since)) {
+		now = xr_now_ns();
+		if (!engine_round(dev, now, &deadline, &outstanding) &&
+		    may_sleep(dev, now, outstanding, idle_since, &outstanding_since)) {
 			__atomic_fetch_add(&dev->sleeps, 1, __ATOMIC_RELAXED);
 			if (outstanding)
 				__atomic_fetch_add(&dev->sleeps_in_flight, 1, __ATOMIC_RELAXED);
@@ -284,11 +294,16 @@ static void *engine_main(void *arg)
 
 void xr_engine_kick(struct xr_device *dev)
 {
-	uint64_t one = 1;
-
 	/* A polling application transmits on its own thread: no need to wake the engine. */
 	if (xr_now_ns() < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED))
 		return;
+	xr_engine_wake(dev);
+}
+
+void xr_engine_wake(struct xr_device *dev)
+{
+	uint64_t one = 1;
+
 	if (__atomic_load_n(&dev->sleeping, __ATOMIC_SEQ_CST)) {
 		ssize_t r = write(dev->wake_fd, &one, sizeof(one));
 		(void)r;

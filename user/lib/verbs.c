@@ -510,7 +510,7 @@ int xr_resize_cq(struct xr_cq *cq, int cqe)
 int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 {
 	struct xr_cq_impl *c = cq_impl(cq);
-	uint64_t deadline;
+	uint64_t deadline, now;
 	int n;
 
 	if (!cq || num_entries < 0 || (num_entries && !wc))
@@ -527,12 +527,13 @@ int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 	 * when the engine holds the lock, it is doing that work already. An
 	 * armed CQ means the application is about to sleep on its channel.
 	 */
+	now = xr_now_ns();
 	if (c->armed == XR_CQ_ARM_NONE)
-		__atomic_store_n(&cq->device->app_poll_until, xr_now_ns() + XR_APP_POLL_GRACE_NS,
+		__atomic_store_n(&cq->device->app_poll_until, now + XR_APP_POLL_GRACE_NS,
 				 __ATOMIC_RELAXED);
 	if (pthread_mutex_trylock(&cq->device->lock))
 		return 0;
-	xr_engine_round_locked(cq->device, &deadline);
+	xr_engine_round_locked(cq->device, now, &deadline);
 	n = xr_core_poll_cq(c, num_entries, wc);
 	xr_unlock_and_notify(cq->device);
 	return n;
@@ -617,6 +618,8 @@ static int post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr 
 		     bool all_or_none)
 {
 	struct xr_device *dev;
+	uint64_t now;
+	bool app_drives;
 	int err;
 
 	if (!qp || !wr) {
@@ -628,14 +631,17 @@ static int post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr 
 	pthread_mutex_lock(&dev->lock);
 	err = all_or_none ? xr_core_post_send_all_or_none(qp_impl(qp), wr, bad_wr)
 			  : xr_core_post_send(qp_impl(qp), wr, bad_wr);
-	if (xr_now_ns() < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED)) {
+	now = xr_now_ns();
+	app_drives = now < __atomic_load_n(&dev->app_poll_until, __ATOMIC_RELAXED);
+	if (app_drives) {
 		/* The application drives the engine: transmit now, on this thread. */
 		uint64_t deadline;
 
-		xr_engine_round_locked(dev, &deadline);
+		xr_engine_round_locked(dev, now, &deadline);
 	}
 	xr_unlock_and_notify(dev);
-	xr_engine_kick(dev);
+	if (!app_drives)
+		xr_engine_wake(dev);
 	return err ? fail(err) : 0;
 }
 

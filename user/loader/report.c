@@ -83,7 +83,7 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(rx_dup_deferred),	ENGINE_COUNTER(loopback_frames),
     ENGINE_COUNTER(relay_frames),	ENGINE_COUNTER(relay_drops),
     ENGINE_COUNTER(syscalls),		ENGINE_COUNTER(sleeps),
-    ENGINE_COUNTER(sleeps_in_flight),
+    ENGINE_COUNTER(sleeps_in_flight),	ENGINE_COUNTER(standby_looks),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)
