@@ -158,8 +158,12 @@ int xr_req_notify_cq(struct xr_cq *cq, int solicited_only)
 	pthread_mutex_lock(&cq->device->lock);
 	c->armed = solicited_only ? XR_CQ_ARM_SOLICITED : XR_CQ_ARM_ALL;
 	pthread_mutex_unlock(&cq->device->lock);
-	/* The application will sleep: hand the sockets back to the engine thread now. */
-	__atomic_store_n(&cq->device->app_poll_until, 0, __ATOMIC_RELAXED);
+	/*
+	 * The application will sleep: hand the sockets back to the engine
+	 * thread now. Ordered before the kick's look at the engine's sleeping
+	 * flag: an engine about to stand by sees either this or the eventfd.
+	 */
+	__atomic_store_n(&cq->device->app_poll_until, 0, __ATOMIC_SEQ_CST);
 	xr_engine_kick(cq->device);
 	return 0;
 }

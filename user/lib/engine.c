@@ -247,16 +247,24 @@ static void *engine_main(void *arg)
 			 * The application drives the engine; stand by for when it
 			 * stops (see standby_max_ns). ACKs it holds go with its next
 			 * rounds, or with this thread's first round after it stopped.
-			 * Arming a CQ or posting once it stopped wakes this thread.
+			 * Arming a CQ or posting once it stopped wakes this thread;
+			 * one that did so before the flag was visible is seen by
+			 * the second look, which must not wait for the stand-by.
 			 */
 			__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
-			engine_sleep(dev,
-				     app_until > now + standby_ns ? app_until : now + standby_ns,
-				     false);
+			now = xr_now_ns();
+			app_until = __atomic_load_n(&dev->app_poll_until, __ATOMIC_SEQ_CST);
+			if (now < app_until) {
+				engine_sleep(dev,
+					     app_until > now + standby_ns ? app_until
+									  : now + standby_ns,
+					     false);
+				__atomic_fetch_add(&dev->standby_looks, 1, __ATOMIC_RELAXED);
+				standby_ns = standby_ns * 2 < dev->standby_max_ns
+						 ? standby_ns * 2
+						 : dev->standby_max_ns;
+			}
 			__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
-			__atomic_fetch_add(&dev->standby_looks, 1, __ATOMIC_RELAXED);
-			standby_ns = standby_ns * 2 < dev->standby_max_ns ? standby_ns * 2
-									  : dev->standby_max_ns;
 			idle_since = xr_now_ns();
 			outstanding_since = 0;
 			continue;
