@@ -161,13 +161,21 @@ static int open_owner_or_guest(struct xr_device *dev, const struct xr_device_ope
 	}
 }
 
+/* A setting given in microseconds in the environment, in nanoseconds; dflt if unset. */
+static uint64_t env_us_as_ns(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+
+	return v ? strtoull(v, NULL, 10) * 1000 : dflt;
+}
+
 static int open_device(struct xr_device *dev, const char *ifname,
 		       const struct xr_device_open_attr *attr)
 {
 	/* One bound for waiting out an exiting owner and the kernel's release of its sockets. */
 	uint64_t deadline = xr_now_ns() + XR_OPEN_WAIT_MS * 1000000ull;
 	struct xr_core_port port;
-	const char *busy, *fast;
+	const char *fast;
 	int err, ngids;
 
 	if (strlen(ifname) >= sizeof(dev->ifname))
@@ -200,15 +208,11 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	fast = getenv("XROCE_XDP_FAST_PATH");
 	if (fast && !strcmp(fast, "0"))
 		dev->core.xdp_fast_path = 0;
-	busy = getenv("XROCE_BUSY_POLL_US");
-	dev->busy_poll_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_BUSY_POLL_NS;
+	dev->busy_poll_ns = env_us_as_ns("XROCE_BUSY_POLL_US", DEFAULT_BUSY_POLL_NS);
 	/* Unset: no sleep while an operation is outstanding, as an RDMA NIC never naps. */
-	busy = getenv("XROCE_SPIN_IN_FLIGHT_US");
-	dev->spin_in_flight_ns = busy ? strtoull(busy, NULL, 10) * 1000 : UINT64_MAX;
-	busy = getenv("XROCE_STANDBY_MAX_US");
-	dev->standby_max_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_STANDBY_MAX_NS;
-	busy = getenv("XROCE_ACK_HOLD_US");
-	dev->ack_hold_ns = busy ? strtoull(busy, NULL, 10) * 1000 : DEFAULT_ACK_HOLD_NS;
+	dev->spin_in_flight_ns = env_us_as_ns("XROCE_SPIN_IN_FLIGHT_US", UINT64_MAX);
+	dev->standby_max_ns = env_us_as_ns("XROCE_STANDBY_MAX_US", DEFAULT_STANDBY_MAX_NS);
+	dev->ack_hold_ns = env_us_as_ns("XROCE_ACK_HOLD_US", DEFAULT_ACK_HOLD_NS);
 	err = pthread_mutex_init(&dev->lock, NULL);
 	if (err)
 		return -err;
