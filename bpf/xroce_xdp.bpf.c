@@ -69,7 +69,7 @@ struct vlan_tag {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, XR_MAX_QP);
+	__uint(max_entries, XR_QP_TABLE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct xr_qp_entry);
 } qp_table SEC(".maps");
@@ -600,7 +600,7 @@ int xroce_xdp(struct xdp_md *ctx)
 	if (dqpn == XR_MULTICAST_QPN)
 		return steer_multicast(ctx, l3, ipv6, info.flags, counters);
 	/* Only the QPN the slot holds now: another one sharing the slot is gone or not yet. */
-	slot = xr_qpn_slot(dqpn);
+	slot = xr_qp_table_slot(dqpn);
 	qp = bpf_map_lookup_elem(&qp_table, &slot);
 	if (!qp || qp->state == XR_XDP_QP_NONE || READ_ONCE(qp->qpn) != dqpn) {
 		counters->drop_unknown_qp++;

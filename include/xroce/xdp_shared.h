@@ -25,6 +25,21 @@ static inline __u32 xr_qpn_slot(__u32 qpn)
 	return qpn & (XR_MAX_QP - 1);
 }
 
+/*
+ * QP1, the general services interface (management datagrams: the CM's),
+ * has a slot of its own after the XR_MAX_QP a device's QPs share, so that
+ * every one of those stays free for a QP.
+ */
+#define XR_GSI_QPN 1
+#define XR_GSI_SLOT XR_MAX_QP
+#define XR_QP_TABLE_SLOTS (XR_MAX_QP + 1)
+
+/* The entry of qp_table that a frame for qpn belongs to. */
+static inline __u32 xr_qp_table_slot(__u32 qpn)
+{
+	return qpn == XR_GSI_QPN ? XR_GSI_SLOT : xr_qpn_slot(qpn);
+}
+
 #define XR_PIN_ROOT "/sys/fs/bpf/xroce"
 
 /* Pinned names inside XR_PIN_ROOT/IFNAME/. */
@@ -255,6 +270,16 @@ struct xr_engine_stats {
 	 * (XROCE_STANDBY_MAX_US spaces them out)
 	 */
 	__u64 standby_looks;
+	/* management datagrams (QP1): received and answered or handed to the CM, sent */
+	__u64 mads_rx;
+	__u64 mads_tx;
+	/* dropped: a frame for QP1 that is no MAD (opcode, length, base version) */
+	__u64 mads_malformed;
+	/*
+	 * dropped: a MAD of a class or class version xroce serves no agent
+	 * for; a Get or Set among them is answered with an unsupported-version status
+	 */
+	__u64 mads_unserved;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

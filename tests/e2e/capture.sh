@@ -6,8 +6,9 @@
 #
 # capture_start NS IFNAME PCAP
 #     tcpdump in namespace NS on IFNAME into PCAP: UDP/4791 and the sentinel
-#     port, headers only (-s 128) and a 32 MiB buffer, so that a slow host
-#     drops nothing; returns once it listens (at most 10 s), else returns 1.
+#     port, headers only (-s 128, or CAPTURE_SNAPLEN bytes) and a 32 MiB
+#     buffer, so that a slow host drops nothing; returns once it listens (at
+#     most 10 s), else returns 1.
 # capture_stop NS ADDR
 #     sends a sentinel datagram from NS to ADDR (the discard port, through the
 #     capture point after every frame of the run), waits until tcpdump wrote
@@ -26,7 +27,7 @@ capture_start() {
 	CAPTURE_PCAP=$pcap
 	rm -f "$pcap" "$pcap.log"
 	# nsenter, not a shell function: $! must be tcpdump itself, for capture_stop to signal.
-	nsenter --net="/var/run/netns/$ns" tcpdump --immediate-mode -U -n -s 128 -B 32768 \
+	nsenter --net="/var/run/netns/$ns" tcpdump --immediate-mode -U -n -s "${CAPTURE_SNAPLEN:-128}" -B 32768 \
 		-i "$ifname" -w "$pcap" "udp port 4791 or udp port $CAPTURE_SENTINEL_PORT" \
 		>/dev/null 2>"$pcap.log" &
 	CAPTURE_PID=$!

@@ -9,10 +9,14 @@
  *   forge IFNAME --op OP --smac MAC --dmac MAC --sip IP --dip IP --count N
  *         (--qpn QPN | --qpn-random [--avoid-qpn QPN]...)
  *         [--psn PSN [--psn-step STEP] | --psn-far REF] [--len BYTES]
- *         [--pkey PKEY] [--ip-id ID] [--sport PORT] [--seed SEED]
+ *         [--pkey PKEY] [--ip-id ID] [--sport PORT] [--seed SEED] [--qkey QKEY]
  *
  * OP: ack, nak-seq, nak-inv, nak-access, rnr (RNR NAK, timer 0), atomic-ack,
- * send, write, read, cas, faa. Requests carry guessed (random) R_Keys and
+ * send, write, read, cas, faa, mad-get. mad-get is a UD datagram from QP 1
+ * with the GSI Q_Key: a MAD Get of class 0x04 (performance management),
+ * attribute 0x0012, transaction ID 0x5a5a0000 plus the frame's number,
+ * its data bytes 0..231 (send it to --qpn 1); --qkey replaces its GSI Q_Key.
+ * Requests carry guessed (random) R_Keys and
  * virtual addresses; responses a random MSN. --psn-far REF draws each PSN at
  * least 2^21 away from REF on both sides, far outside any window a live QP
  * has; --psn-step adds STEP (may be negative) per frame. --len is the READ
@@ -32,7 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/mad.h"
 #include "core/packet.h"
+#include "xroce/xdp_shared.h"
 
 #define PROG "forge"
 #define MAX_AVOID 16
@@ -53,6 +59,7 @@ enum forged_op {
 	OP_READ,
 	OP_CAS,
 	OP_FAA,
+	OP_MAD_GET,
 	OP_COUNT,
 };
 
@@ -72,7 +79,12 @@ static const struct {
     [OP_READ] = {"read", XR_OP_RC_READ_REQUEST, 0},
     [OP_CAS] = {"cas", XR_OP_RC_CMP_SWAP, 0},
     [OP_FAA] = {"faa", XR_OP_RC_FETCH_ADD, 0},
+    [OP_MAD_GET] = {"mad-get", XR_OP_UD_SEND_ONLY, 0},
 };
+
+#define MAD_GET_CLASS 0x04
+#define MAD_GET_ATTR 0x0012
+#define MAD_GET_TID_BASE 0x5a5a0000u
 
 struct forge_args {
 	const char *ifname;
@@ -90,6 +102,7 @@ struct forge_args {
 	uint16_t pkey;
 	uint16_t ip_id;
 	unsigned long seed;
+	uint32_t qkey; /* mad-get's DETH */
 };
 
 static void put32(uint8_t *p, uint32_t v)
@@ -134,11 +147,25 @@ static uint32_t pick_psn(const struct forge_args *a, unsigned long i)
 }
 
 /* The headers after the BTH of op, as xr_opinfo lays them out; the payload a pattern. */
-static void fill_frame(const struct forge_args *a, struct xr_pkt_out *out, uint32_t payload_len)
+static void fill_frame(const struct forge_args *a, struct xr_pkt_out *out, uint32_t payload_len,
+		       unsigned long i)
 {
 	uint8_t *ext = out->ext;
 
 	switch (a->op) {
+	case OP_MAD_GET:
+		put32(ext, a->qkey);
+		put32(ext + 4, XR_GSI_QPN);
+		memset(out->payload, 0, XR_MAD_SIZE);
+		xr_mad_set(out->payload, XR_MAD_BASE_VERSION, XR_MGMT_BASE_VERSION);
+		xr_mad_set(out->payload, XR_MAD_MGMT_CLASS, MAD_GET_CLASS);
+		xr_mad_set(out->payload, XR_MAD_CLASS_VERSION, 1);
+		xr_mad_set(out->payload, XR_MAD_METHOD, XR_MAD_METHOD_GET);
+		xr_mad_set(out->payload, XR_MAD_TID, MAD_GET_TID_BASE + i);
+		xr_mad_set(out->payload, XR_MAD_ATTR_ID, MAD_GET_ATTR);
+		for (uint32_t k = XR_MAD_HDR_SIZE; k < XR_MAD_SIZE; k++)
+			out->payload[k] = (uint8_t)(k - XR_MAD_HDR_SIZE);
+		return;
 	case OP_SEND:
 		break;
 	case OP_WRITE:
@@ -166,7 +193,9 @@ static void fill_frame(const struct forge_args *a, struct xr_pkt_out *out, uint3
 
 static int send_all(const struct forge_args *a)
 {
-	uint32_t payload_len = a->op == OP_SEND || a->op == OP_WRITE ? a->len : 0;
+	uint32_t payload_len = a->op == OP_SEND || a->op == OP_WRITE ? a->len
+			       : a->op == OP_MAD_GET		     ? XR_MAD_SIZE
+								     : 0;
 	struct sockaddr_ll to = {.sll_family = AF_PACKET, .sll_halen = 6};
 	uint8_t frame[XR_ETH_HLEN + XR_IPV4_HLEN + XR_UDP_HLEN + 64 + MAX_PAYLOAD + XR_ICRC_SIZE];
 	int fd = socket(AF_PACKET, SOCK_RAW, 0);
@@ -197,7 +226,7 @@ static int send_all(const struct forge_args *a)
 			close(fd);
 			return -1;
 		}
-		fill_frame(a, &out, payload_len);
+		fill_frame(a, &out, payload_len, i);
 		xr_pkt_seal(&out);
 		/* A storm outruns the veth's queue: wait for room rather than lose frames. */
 		while (sendto(fd, frame, out.frame_len, 0, (struct sockaddr *)&to, sizeof(to)) <
@@ -289,6 +318,8 @@ static bool parse_option(struct forge_args *a, const char *opt, const char *val)
 		a->ip_id = (uint16_t)v;
 	else if (!strcmp(opt, "--sport") && v <= 0xffff)
 		a->path.udp_sport = (uint16_t)v;
+	else if (!strcmp(opt, "--qkey"))
+		a->qkey = (uint32_t)v;
 	else if (!strcmp(opt, "--seed"))
 		a->seed = (unsigned long)v;
 	else
@@ -302,7 +333,8 @@ int main(int argc, char **argv)
 			       .len = DEFAULT_LEN,
 			       .pkey = XR_DEFAULT_PKEY,
 			       .path = {.udp_sport = 0xc000},
-			       .seed = 1};
+			       .seed = 1,
+			       .qkey = XR_GSI_QKEY};
 	bool ok = argc >= 2;
 
 	if (ok)
@@ -323,7 +355,7 @@ int main(int argc, char **argv)
 			"       (--qpn QPN | --qpn-random [--avoid-qpn QPN]...) [--psn PSN "
 			"[--psn-step STEP] | --psn-far REF]\n"
 			"       [--len BYTES] [--pkey PKEY] [--ip-id ID] [--sport PORT] [--seed "
-			"SEED]\n");
+			"SEED] [--qkey QKEY]\n");
 		return 2;
 	}
 	srand48((long)a.seed);

@@ -48,7 +48,8 @@ ENGINE_COUNTERS = [
 ] + NAK_COUNTERS + ["rx_bad_qkey", "rx_no_recv", "uc_dropped_msgs", "rx_bad_src", "rx_bad_dst",
                   "rx_ghost_acks", "rx_bad_response", "rx_dup_deferred",
                   "loopback_frames", "relay_frames", "relay_drops", "syscalls", "sleeps",
-                  "sleeps_in_flight", "standby_looks"]
+                  "sleeps_in_flight", "standby_looks", "mads_rx", "mads_tx",
+                  "mads_malformed", "mads_unserved"]
 QP_MEMBERS = [
     "qpn", "state", "xdp_state", "type", "dest_qpn", "udp_sport", "next_psn", "acked_psn",
     "expected_psn", "msn", "engine_sleeping", "xdp_absorbs_acks", "xdp_answers_dups",

@@ -452,8 +452,28 @@ static void test_queue_pairs(void)
 		   COUNTER(drop_unknown_qp));
 	s.qpn = xr_qpn_slot(QPN_ACTIVE);
 	check_roce("QPN equal to the active QP's slot", &s, XDP_DROP, COUNTER(drop_unknown_qp));
-	s.qpn = 1;
-	check_roce("GSI QPN 1", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	s.qpn = XR_GSI_QPN;
+	check_roce("GSI QPN 1, no QP1 published", &s, XDP_DROP, COUNTER(drop_unknown_qp));
+	/* QP1 has a slot of its own, which no QPN sharing slot 1 reaches. */
+	{
+		struct xr_qp_entry gsi = entry_for(XR_GSI_QPN, XR_XDP_QP_ACTIVE, XR_QPT_UD);
+		struct roce_spec mad = {
+		    .opcode = XR_OP_UD_SEND_ONLY, .qpn = XR_GSI_QPN, .payload = 256};
+		struct frame f;
+
+		gsi.qkey = 0x80010000u;
+		xt_put_entry(XR_GSI_QPN, &gsi);
+		build_roce(&f, &mad);
+		put32(f.data + f.bth + XR_BTH_SIZE, 0x80010000u);
+		check("MAD to QP1 with the GSI Q_Key", &f, XDP_DROP, COUNTER(drop_no_socket));
+		put32(f.data + f.bth + XR_BTH_SIZE, UD_QKEY);
+		check("datagram to QP1 with another Q_Key", &f, XDP_DROP, COUNTER(drop_bad_qkey));
+		mad.qpn = XR_GSI_QPN + XR_MAX_QP;
+		check_roce("QPN 1 + 1024, sharing slot 1", &mad, XDP_DROP,
+			   COUNTER(drop_unknown_qp));
+		gsi.state = XR_XDP_QP_NONE;
+		xt_put_entry(XR_GSI_QPN, &gsi);
+	}
 	{
 		static const uint8_t group_mac[ETH_ALEN] = {0x01, 0x00, 0x5e, 0, 0, 2};
 		struct frame f;

@@ -112,7 +112,7 @@ static inline void xt_read_counters(__u64 out[XT_NCOUNTERS])
 static inline struct xr_qp_entry xt_get_entry(__u32 qpn)
 {
 	struct xr_qp_entry e;
-	__u32 slot = xr_qpn_slot(qpn);
+	__u32 slot = xr_qp_table_slot(qpn);
 
 	if (bpf_map_lookup_elem(xt.qp_fd, &slot, &e)) {
 		fprintf(stderr, "%s: reading qp_table: %s\n", xt.test_name, strerror(errno));
@@ -123,7 +123,7 @@ static inline struct xr_qp_entry xt_get_entry(__u32 qpn)
 
 static inline void xt_put_entry(__u32 qpn, const struct xr_qp_entry *e)
 {
-	__u32 slot = xr_qpn_slot(qpn);
+	__u32 slot = xr_qp_table_slot(qpn);
 
 	if (bpf_map_update_elem(xt.qp_fd, &slot, e, BPF_ANY)) {
 		fprintf(stderr, "%s: writing qp_table: %s\n", xt.test_name, strerror(errno));

@@ -75,9 +75,9 @@ static enum xr_mtu active_mtu_for(uint32_t netdev_mtu)
  */
 static void reset_shared_state(struct xr_device *dev)
 {
-	for (int i = 0; i < XR_MAX_QP; i++)
+	for (int i = 0; i < XR_QP_TABLE_SLOTS; i++)
 		__atomic_store_n(&dev->xdp.qp_table[i].state, XR_XDP_QP_NONE, __ATOMIC_SEQ_CST);
-	memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
+	memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_QP_TABLE_SLOTS);
 	memset(dev->xdp.engine_stats, 0, sizeof(*dev->xdp.engine_stats));
 	xr_mcast_reset(dev);
 }
@@ -201,6 +201,9 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	dev->core.active_mtu = active_mtu_for(dev->netdev.mtu);
 	dev->core.xdp_qps = dev->xdp.qp_table;
 	dev->core.xdp_holder = dev->share_guest ? xr_share_guest_holder(dev) : 0;
+	/* QP1 is the owner's: the MADs of every process sharing the device come to it. */
+	if (!dev->share_guest)
+		xr_xdp_publish_gsi(&dev->core);
 	if (attr && attr->disable_masked_atomics)
 		dev->core.caps &= ~(uint64_t)XR_DEVICE_MASKED_ATOMICS;
 
@@ -245,7 +248,8 @@ static void release_device(struct xr_device *dev)
 		xr_mcast_reset(dev);
 	if (dev->xdp.qp_table) {
 		if (owner)
-			memset(dev->xdp.qp_table, 0, sizeof(*dev->xdp.qp_table) * XR_MAX_QP);
+			memset(dev->xdp.qp_table, 0,
+			       sizeof(*dev->xdp.qp_table) * XR_QP_TABLE_SLOTS);
 		xr_xdp_close(&dev->xdp);
 	}
 	if (dev->attached_by_us)

@@ -150,7 +150,7 @@ bool xr_share_owner_rx_foreign(void *ctx, const uint8_t *frame, uint32_t len, ui
 {
 	struct xr_device *dev = ctx;
 	struct xr_share_owner *so = dev->share_owner;
-	const struct xr_qp_entry *e = &dev->xdp.qp_table[xr_qpn_slot(dqpn)];
+	const struct xr_qp_entry *e = &dev->xdp.qp_table[xr_qp_table_slot(dqpn)];
 	int holder;
 
 	if (!so || !so->nguests || __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == XR_XDP_QP_NONE ||

@@ -610,7 +610,7 @@ static size_t page_size(void)
 static size_t qp_table_size(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t bytes = XR_MAX_QP * sizeof(struct xr_qp_entry);
+	size_t bytes = XR_QP_TABLE_SLOTS * sizeof(struct xr_qp_entry);
 
 	return (bytes + page - 1) / page * page;
 }
@@ -624,7 +624,7 @@ static int check_qp_map(int fd)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
 	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(struct xr_qp_entry) ||
-	    info.max_entries != XR_MAX_QP || !(info.map_flags & BPF_F_MMAPABLE))
+	    info.max_entries != XR_QP_TABLE_SLOTS || !(info.map_flags & BPF_F_MMAPABLE))
 		return -EPROTO;
 	return 0;
 }

@@ -124,7 +124,7 @@ struct xr_xdp_handle {
 	int config_map_fd;
 	int engine_map_fd;
 	int mcast_map_fd;	      /* the groups local QPs are attached to (xr_mcast_entry) */
-	struct xr_qp_entry *qp_table; /* XR_MAX_QP entries, shared with XDP */
+	struct xr_qp_entry *qp_table; /* XR_QP_TABLE_SLOTS entries, shared with XDP */
 	struct xr_engine_stats *engine_stats; /* the engine's counters, for operators */
 	__u16 xsk_bind_flags;		      /* AF_XDP bind flags the attachment's mode needs */
 };

@@ -66,24 +66,46 @@ static const struct counter xdp_counters[] = {
 
 #define ENGINE_COUNTER(field) COUNTER(struct xr_engine_stats, field)
 static const struct counter engine_counters[] = {
-    ENGINE_COUNTER(rx_frames),		ENGINE_COUNTER(rx_bad_icrc),
-    ENGINE_COUNTER(rx_malformed),	ENGINE_COUNTER(rx_unknown_qp),
-    ENGINE_COUNTER(rx_bad_state),	ENGINE_COUNTER(rx_bad_pkey),
-    ENGINE_COUNTER(tx_frames),		ENGINE_COUNTER(tx_no_buffer),
-    ENGINE_COUNTER(retransmits),	ENGINE_COUNTER(timeouts),
-    ENGINE_COUNTER(seq_naks_tx),	ENGINE_COUNTER(rnr_naks_tx),
-    ENGINE_COUNTER(rnr_naks_rx),	ENGINE_COUNTER(dup_requests),
-    ENGINE_COUNTER(seq_naks_rx),	ENGINE_COUNTER(inv_req_naks_tx),
-    ENGINE_COUNTER(inv_req_naks_rx),	ENGINE_COUNTER(rem_access_naks_tx),
-    ENGINE_COUNTER(rem_access_naks_rx), ENGINE_COUNTER(rem_op_naks_tx),
-    ENGINE_COUNTER(rem_op_naks_rx),	ENGINE_COUNTER(rx_bad_qkey),
-    ENGINE_COUNTER(rx_no_recv),		ENGINE_COUNTER(uc_dropped_msgs),
-    ENGINE_COUNTER(rx_bad_src),		ENGINE_COUNTER(rx_bad_dst),
-    ENGINE_COUNTER(rx_ghost_acks),	ENGINE_COUNTER(rx_bad_response),
-    ENGINE_COUNTER(rx_dup_deferred),	ENGINE_COUNTER(loopback_frames),
-    ENGINE_COUNTER(relay_frames),	ENGINE_COUNTER(relay_drops),
-    ENGINE_COUNTER(syscalls),		ENGINE_COUNTER(sleeps),
-    ENGINE_COUNTER(sleeps_in_flight),	ENGINE_COUNTER(standby_looks),
+    ENGINE_COUNTER(rx_frames),
+    ENGINE_COUNTER(rx_bad_icrc),
+    ENGINE_COUNTER(rx_malformed),
+    ENGINE_COUNTER(rx_unknown_qp),
+    ENGINE_COUNTER(rx_bad_state),
+    ENGINE_COUNTER(rx_bad_pkey),
+    ENGINE_COUNTER(tx_frames),
+    ENGINE_COUNTER(tx_no_buffer),
+    ENGINE_COUNTER(retransmits),
+    ENGINE_COUNTER(timeouts),
+    ENGINE_COUNTER(seq_naks_tx),
+    ENGINE_COUNTER(rnr_naks_tx),
+    ENGINE_COUNTER(rnr_naks_rx),
+    ENGINE_COUNTER(dup_requests),
+    ENGINE_COUNTER(seq_naks_rx),
+    ENGINE_COUNTER(inv_req_naks_tx),
+    ENGINE_COUNTER(inv_req_naks_rx),
+    ENGINE_COUNTER(rem_access_naks_tx),
+    ENGINE_COUNTER(rem_access_naks_rx),
+    ENGINE_COUNTER(rem_op_naks_tx),
+    ENGINE_COUNTER(rem_op_naks_rx),
+    ENGINE_COUNTER(rx_bad_qkey),
+    ENGINE_COUNTER(rx_no_recv),
+    ENGINE_COUNTER(uc_dropped_msgs),
+    ENGINE_COUNTER(rx_bad_src),
+    ENGINE_COUNTER(rx_bad_dst),
+    ENGINE_COUNTER(rx_ghost_acks),
+    ENGINE_COUNTER(rx_bad_response),
+    ENGINE_COUNTER(rx_dup_deferred),
+    ENGINE_COUNTER(loopback_frames),
+    ENGINE_COUNTER(relay_frames),
+    ENGINE_COUNTER(relay_drops),
+    ENGINE_COUNTER(syscalls),
+    ENGINE_COUNTER(sleeps),
+    ENGINE_COUNTER(sleeps_in_flight),
+    ENGINE_COUNTER(standby_looks),
+    ENGINE_COUNTER(mads_rx),
+    ENGINE_COUNTER(mads_tx),
+    ENGINE_COUNTER(mads_malformed),
+    ENGINE_COUNTER(mads_unserved),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)
@@ -489,7 +511,7 @@ int report_qps(const struct report_options *o)
 		json_document_begin(&w, "xroce-qps", o->ifname);
 		json_array_begin(&w, "qps");
 	}
-	for (uint32_t i = 0; i < XR_MAX_QP; i++) {
+	for (uint32_t i = 0; i < XR_QP_TABLE_SLOTS; i++) {
 		struct xr_qp_entry e;
 
 		if (__atomic_load_n(&h.qp_table[i].state, __ATOMIC_ACQUIRE) == XR_XDP_QP_NONE)

@@ -193,6 +193,13 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		core->stats.rx_bad_dst++;
 		return;
 	}
+	if (pkt.dqpn == XR_GSI_QPN) {
+		if (pkt.pkey != XR_DEFAULT_PKEY)
+			core->stats.rx_bad_pkey++;
+		else
+			xr_gsi_rx(core, &pkt, now);
+		return;
+	}
 	if (pkt.dqpn == XR_MULTICAST_QPN) {
 		if (pkt.pkey != XR_DEFAULT_PKEY)
 			core->stats.rx_bad_pkey++;
@@ -633,7 +640,8 @@ void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_p
 		core->port.tx_submit(core->port.ctx, out->frame, out->frame_len);
 	}
 	core->stats.tx_frames++;
-	qp->cnt.tx_frames++;
+	if (qp)
+		qp->cnt.tx_frames++;
 }
 
 static void put24(uint8_t *p, uint32_t v)

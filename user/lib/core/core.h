@@ -496,6 +496,7 @@ struct xr_core {
 	uint64_t rng;
 	uint32_t pd_seq;
 	uint16_t ip_id;
+	uint32_t gsi_psn; /* of QP1's next send */
 	/* Frames sent that must leave at once: all but plain ACKs, which may wait for company. */
 	uint64_t tx_urgent;
 	struct xr_mcast_group mcast[XR_MAX_MCAST_GROUPS];
@@ -540,6 +541,7 @@ uint8_t *xr_core_frame_begin(struct xr_core *core, struct xr_qp_impl *qp,
 uint8_t *xr_core_frame_begin_to(struct xr_core *core, const struct xr_path *path,
 				const struct xr_bth_fields *bth, uint32_t payload_len,
 				struct xr_pkt_out *out);
+/* Seals and sends a frame built above; qp (NULL for QP1) counts it. */
 void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_pkt_out *out);
 /* Returns false when no tx buffer was available. */
 bool xr_core_send_ack(struct xr_core *core, struct xr_qp_impl *qp, uint8_t syndrome, uint32_t psn);
@@ -628,6 +630,14 @@ int xr_core_destroy_ah(struct xr_ah *ah);
 void xr_ud_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
 /* Sends the UD WQEs posted, at most budget; returns the number of frames sent. */
 int xr_ud_run(struct xr_qp_impl *qp, int budget);
+
+/* ---- gsi.c: QP1, management datagrams ---- */
+void xr_gsi_rx(struct xr_core *core, const struct xr_pkt *pkt, uint64_t now);
+/* Sends a 256-byte MAD from QP1 to QP1 along path; false when no tx buffer was free. */
+bool xr_gsi_send(struct xr_core *core, const struct xr_path *path, const uint8_t *mad);
+/* The path back to whoever sent pkt: to its addresses, from the ones it came to. */
+void xr_gsi_path_to_sender(const struct xr_core *core, const struct xr_pkt *pkt,
+			   struct xr_path *path);
 
 /* ---- srq.c ---- */
 struct xr_srq_impl *xr_core_create_srq(struct xr_pd *pd, struct xr_srq_init_attr *init, int *err);
@@ -788,6 +798,8 @@ uint64_t xr_masked_faa_result(uint64_t old, uint64_t add, uint64_t boundary);
 bool xr_xdp_claim_slot(struct xr_core *core, uint32_t slot);
 void xr_xdp_release_slot(struct xr_core *core, uint32_t slot);
 void xr_xdp_publish_qp(struct xr_qp_impl *qp);
+/* QP1's entry, for the device's owner: XDP steers MADs to the engine from then on. */
+void xr_xdp_publish_gsi(struct xr_core *core);
 void xr_xdp_publish_committed(struct xr_qp_impl *qp);
 void xr_xdp_publish_next_psn(struct xr_qp_impl *qp);
 /* Raises xdp_ack to the engine's acknowledged PSN (which READ responses,

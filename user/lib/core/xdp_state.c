@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "mad.h"
 
 /* The QP's entry in XDP's qp_table. */
 static struct xr_qp_entry *entry_of(struct xr_qp_impl *qp)
@@ -98,6 +99,24 @@ void xr_xdp_publish_qp(struct xr_qp_impl *qp)
 	__atomic_store_n(&e->xdp_ack, xr_pack_psn_msn(qp->acked_psn, 0), __ATOMIC_SEQ_CST);
 	__atomic_store_n(&e->req_next_psn, qp->snd_psn, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&e->state, st, __ATOMIC_SEQ_CST);
+}
+
+void xr_xdp_publish_gsi(struct xr_core *core)
+{
+	struct xr_qp_entry *e;
+
+	if (!core->xdp_qps)
+		return;
+	e = &core->xdp_qps[XR_GSI_SLOT];
+	__atomic_store_n(&e->state, XR_XDP_QP_CLOSED, __ATOMIC_SEQ_CST);
+	memset(e, 0, sizeof(*e));
+	e->qp_type = XR_QPT_UD;
+	e->qpn = XR_GSI_QPN;
+	e->qp_state = XR_QPS_RTS;
+	e->qkey = XR_GSI_QKEY;
+	e->udp_sport = xr_udp_sport_for_qpn(XR_GSI_QPN);
+	memcpy(e->local_mac, core->mac, sizeof(e->local_mac));
+	__atomic_store_n(&e->state, XR_XDP_QP_ACTIVE, __ATOMIC_SEQ_CST);
 }
 
 void xr_xdp_publish_committed(struct xr_qp_impl *qp)
@@ -197,4 +216,7 @@ void xr_core_mac_changed(struct xr_core *core, const uint8_t mac[6])
 			memcpy(qp->path.smac, mac, sizeof(qp->path.smac));
 		republish_local_mac(qp);
 	}
+	if (core->xdp_qps && !core->xdp_holder &&
+	    core->xdp_qps[XR_GSI_SLOT].state != XR_XDP_QP_NONE)
+		xr_xdp_publish_gsi(core);
 }

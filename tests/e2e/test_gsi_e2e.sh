@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# QP1 between two namespaces. xroce is attached in A only, where
+# open_device holds the device open; B is a plain host. From B, forge sends
+# 5 datagrams to A's QP1 with another Q_Key than the GSI's, then 5 MAD Gets
+# of a class xroce serves no agent for (performance management). Then:
+#   - A's XDP steered the 5 MADs to the engine and dropped the 5 others as
+#     drop_bad_qkey;
+#   - A's engine counts 5 mads_rx, 5 mads_unserved and 5 mads_tx, and no
+#     mads_malformed;
+#   - a capture in B holds exactly 5 RoCE frames from A, each a UD SEND_ONLY
+#     from QP1 to QP1 with the GSI Q_Key: a GetResp with status 0x0004
+#     (unsupported class or version) whose transaction ID is one of the
+#     Gets', every Get answered once, its data returned unchanged.
+# Needs root. Env: BUILD (build dir, default build).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+forge=$BUILD/tests/forge
+holder=$BUILD/tests/open_device
+xroce=$BUILD/xroce
+count=5
+
+# shellcheck source=tests/e2e/e2e_common.sh
+source tests/e2e/e2e_common.sh
+e2e_init test_gsi_e2e "$forge" "$holder" "$xroce"
+command -v tcpdump >/dev/null || fail "tcpdump is missing (scripts/install-deps.sh)"
+# shellcheck source=tests/e2e/capture.sh
+source tests/e2e/capture.sh
+trap 'capture_kill; e2e_cleanup' EXIT
+
+netns_pair gsi "$(e2e_subnet)" || fail "could not create the namespaces"
+netns_attach "$NETNS_A:$VETH_A" || fail "could not attach xroce to $VETH_A"
+mac_a=$(ip -n "$NETNS_A" -j link show dev "$VETH_A" |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["address"])')
+mac_b=$(ip -n "$NETNS_B" -j link show dev "$VETH_B" |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["address"])')
+
+netns_exec "$NETNS_A" "$holder" "$VETH_A" --hold >"$logdir/holder.log" 2>&1 &
+server_pid=$!
+e2e_wait_for_line "$logdir/holder.log" "^opened " "$server_pid" 10 ||
+	fail "open_device did not open $VETH_A: $(cat "$logdir/holder.log")"
+
+CAPTURE_SNAPLEN=512 capture_start "$NETNS_B" "$VETH_B" "$logdir/b.pcap" || fail "$CAPTURE_WHY"
+forge_to_a() {
+	netns_exec "$NETNS_B" "$forge" "$VETH_B" --smac "$mac_b" --dmac "$mac_a" --sip "$ADDR_B" \
+		--dip "$ADDR_A" --qpn 1 --count "$count" "$@" >>"$logdir/forge.log" 2>&1 ||
+		fail "forge $*: $(cat "$logdir/forge.log")"
+}
+forge_to_a --op mad-get --qkey 0x11111111
+forge_to_a --op mad-get
+for _ in $(seq 100); do
+	[ "$(e2e_stat "$NETNS_A" "$VETH_A" engine_mads_tx)" = "$count" ] && break
+	sleep 0.1
+done
+# The answers are on their way to B once counted: a moment for them to get there first.
+sleep 0.2
+capture_stop "$NETNS_A" "$ADDR_B" || fail "$CAPTURE_WHY"
+
+stat_a() { e2e_stat "$NETNS_A" "$VETH_A" "$1"; }
+for pair in "drop_bad_qkey $count" "engine_mads_rx $count" "engine_mads_unserved $count" \
+	"engine_mads_tx $count" "engine_mads_malformed 0" "engine_rx_bad_qkey 0"; do
+	name=${pair% *} want=${pair#* }
+	got=$(stat_a "$name")
+	[ "$got" = "$want" ] || fail "A's $name is '$got', expected $want"
+done
+
+python3 - "$logdir/b.pcap" "$ADDR_A" "$count" <<'EOF' || fail "the answers in B's capture are wrong (above)"
+import struct, sys
+path, addr_a, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = open(path, "rb").read()
+order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+off, seen, errors = 24, {}, []
+a_bytes = bytes(int(x) for x in addr_a.split("."))
+while off + 16 <= len(data):
+    caplen = struct.unpack(order + "I", data[off + 8:off + 12])[0]
+    f = data[off + 16:off + 16 + caplen]
+    off += 16 + caplen
+    if len(f) < 42 or f[12:14] != b"\x08\x00" or f[23] != 17 or f[26:30] != a_bytes:
+        continue
+    if struct.unpack(">H", f[36:38])[0] != 4791:
+        continue
+    bth, deth, mad = f[42:54], f[54:62], f[62:]
+    dqpn = int.from_bytes(bth[5:8], "big")
+    qkey, sqpn = struct.unpack(">II", deth)
+    if bth[0] != 0x64 or dqpn != 1 or qkey != 0x80010000 or sqpn & 0xffffff != 1:
+        errors.append(f"not a MAD from QP1 to QP1: opcode {bth[0]:#x} dqpn {dqpn} qkey {qkey:#x}")
+        continue
+    if len(mad) < 256 + 4:
+        errors.append(f"a MAD of {len(mad)} bytes with its ICRC")
+        continue
+    method, status = mad[3], struct.unpack(">H", mad[4:6])[0]
+    tid = struct.unpack(">Q", mad[8:16])[0]
+    if method != 0x81 or status != 0x0004 or mad[1] != 0x04:
+        errors.append(f"method {method:#x} status {status:#x} class {mad[1]:#x}")
+    if mad[24:256] != bytes(range(232)):
+        errors.append(f"TID {tid:#x}: the data came back changed")
+    seen[tid] = seen.get(tid, 0) + 1
+want_tids = {0x5a5a0000 + i for i in range(want)}
+if sum(seen.values()) != want or set(seen) != want_tids:
+    errors.append(f"answers by TID {sorted((hex(t), n) for t, n in seen.items())}, expected one each of {sorted(hex(t) for t in want_tids)}")
+for e in errors:
+    print("  " + e)
+sys.exit(1 if errors else 0)
+EOF
+echo "ok: $count MAD Gets of an unserved class to QP1 answered with GetResp 0x0004 each, counted"
