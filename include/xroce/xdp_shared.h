@@ -280,6 +280,18 @@ struct xr_engine_stats {
 	 * for; a Get or Set among them is answered with an unsupported-version status
 	 */
 	__u64 mads_unserved;
+	/*
+	 * the communication manager (RDMA CM connections): CM messages
+	 * dropped because they fit no connection here (IDs, transaction ID,
+	 * state), or fit one but came from another address than its peer's;
+	 * duplicates answered again or ignored; requests sent again after a
+	 * timeout, and given up after the last retry
+	 */
+	__u64 cm_unmatched;
+	__u64 cm_forged;
+	__u64 cm_duplicates;
+	__u64 cm_retries;
+	__u64 cm_timeouts;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

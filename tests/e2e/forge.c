@@ -16,6 +16,10 @@
  * with the GSI Q_Key: a MAD Get of class 0x04 (performance management),
  * attribute 0x0012, transaction ID 0x5a5a0000 plus the frame's number,
  * its data bytes 0..231 (send it to --qpn 1); --qkey replaces its GSI Q_Key.
+ * cm-req is a CM REQ from QP 1 to QP 1 as rping's (RC, service ID of RDMA
+ * CM TCP port 7174, the --sip and --dip GIDs, local QPN 0x1a), local
+ * communication ID 0x10000 plus the frame's number, transaction ID
+ * 0x5a5a0000 plus it.
  * Requests carry guessed (random) R_Keys and
  * virtual addresses; responses a random MSN. --psn-far REF draws each PSN at
  * least 2^21 away from REF on both sides, far outside any window a live QP
@@ -60,6 +64,7 @@ enum forged_op {
 	OP_CAS,
 	OP_FAA,
 	OP_MAD_GET,
+	OP_CM_REQ,
 	OP_COUNT,
 };
 
@@ -80,11 +85,14 @@ static const struct {
     [OP_CAS] = {"cas", XR_OP_RC_CMP_SWAP, 0},
     [OP_FAA] = {"faa", XR_OP_RC_FETCH_ADD, 0},
     [OP_MAD_GET] = {"mad-get", XR_OP_UD_SEND_ONLY, 0},
+    [OP_CM_REQ] = {"cm-req", XR_OP_UD_SEND_ONLY, 0},
 };
 
 #define MAD_GET_CLASS 0x04
 #define MAD_GET_ATTR 0x0012
 #define MAD_GET_TID_BASE 0x5a5a0000u
+#define CM_REQ_COMM_ID_BASE 0x10000u
+#define CM_REQ_SERVICE_ID 0x0000000001061c06ull
 
 struct forge_args {
 	const char *ifname;
@@ -146,6 +154,37 @@ static uint32_t pick_psn(const struct forge_args *a, unsigned long i)
 	return (uint32_t)(a->psn + (unsigned long)a->psn_step * i) & XR_PSN_MASK;
 }
 
+/* The MAD of a mad-get or cm-req frame, its number i. */
+static void fill_mad(const struct forge_args *a, uint8_t *mad, unsigned long i)
+{
+	bool req = a->op == OP_CM_REQ;
+
+	memset(mad, 0, XR_MAD_SIZE);
+	xr_mad_set(mad, XR_MAD_BASE_VERSION, XR_MGMT_BASE_VERSION);
+	xr_mad_set(mad, XR_MAD_MGMT_CLASS, req ? XR_MGMT_CLASS_CM : MAD_GET_CLASS);
+	xr_mad_set(mad, XR_MAD_CLASS_VERSION, req ? XR_CM_CLASS_VERSION : 1);
+	xr_mad_set(mad, XR_MAD_METHOD, req ? XR_MAD_METHOD_SEND : XR_MAD_METHOD_GET);
+	xr_mad_set(mad, XR_MAD_TID, MAD_GET_TID_BASE + i);
+	if (!req) {
+		xr_mad_set(mad, XR_MAD_ATTR_ID, MAD_GET_ATTR);
+		for (uint32_t k = XR_MAD_HDR_SIZE; k < XR_MAD_SIZE; k++)
+			mad[k] = (uint8_t)(k - XR_MAD_HDR_SIZE);
+		return;
+	}
+	xr_mad_set(mad, XR_MAD_ATTR_ID, XR_CM_ATTR_REQ);
+	xr_mad_set(mad, XR_CM_REQ_LOCAL_COMM_ID, CM_REQ_COMM_ID_BASE + i);
+	xr_mad_set(mad, XR_CM_REQ_SERVICE_ID, CM_REQ_SERVICE_ID);
+	xr_mad_set(mad, XR_CM_REQ_LOCAL_QPN, 0x1a);
+	xr_mad_set(mad, XR_CM_REQ_STARTING_PSN, 0xc59c0c);
+	xr_mad_set(mad, XR_CM_REQ_REMOTE_CM_RESPONSE_TIMEOUT, 20);
+	xr_mad_set(mad, XR_CM_REQ_LOCAL_CM_RESPONSE_TIMEOUT, 20);
+	xr_mad_set(mad, XR_CM_REQ_MAX_CM_RETRIES, 15);
+	xr_mad_set(mad, XR_CM_REQ_PKEY, XR_DEFAULT_PKEY);
+	xr_mad_set(mad, XR_CM_REQ_PATH_MTU, XR_MTU_1024);
+	memcpy(mad + XR_CM_REQ_PRIMARY_LOCAL_GID_OFF, a->path.sgid.raw, 16);
+	memcpy(mad + XR_CM_REQ_PRIMARY_REMOTE_GID_OFF, a->path.dgid.raw, 16);
+}
+
 /* The headers after the BTH of op, as xr_opinfo lays them out; the payload a pattern. */
 static void fill_frame(const struct forge_args *a, struct xr_pkt_out *out, uint32_t payload_len,
 		       unsigned long i)
@@ -154,17 +193,10 @@ static void fill_frame(const struct forge_args *a, struct xr_pkt_out *out, uint3
 
 	switch (a->op) {
 	case OP_MAD_GET:
+	case OP_CM_REQ:
 		put32(ext, a->qkey);
 		put32(ext + 4, XR_GSI_QPN);
-		memset(out->payload, 0, XR_MAD_SIZE);
-		xr_mad_set(out->payload, XR_MAD_BASE_VERSION, XR_MGMT_BASE_VERSION);
-		xr_mad_set(out->payload, XR_MAD_MGMT_CLASS, MAD_GET_CLASS);
-		xr_mad_set(out->payload, XR_MAD_CLASS_VERSION, 1);
-		xr_mad_set(out->payload, XR_MAD_METHOD, XR_MAD_METHOD_GET);
-		xr_mad_set(out->payload, XR_MAD_TID, MAD_GET_TID_BASE + i);
-		xr_mad_set(out->payload, XR_MAD_ATTR_ID, MAD_GET_ATTR);
-		for (uint32_t k = XR_MAD_HDR_SIZE; k < XR_MAD_SIZE; k++)
-			out->payload[k] = (uint8_t)(k - XR_MAD_HDR_SIZE);
+		fill_mad(a, out->payload, i);
 		return;
 	case OP_SEND:
 		break;
@@ -193,8 +225,9 @@ static void fill_frame(const struct forge_args *a, struct xr_pkt_out *out, uint3
 
 static int send_all(const struct forge_args *a)
 {
+	bool mad = a->op == OP_MAD_GET || a->op == OP_CM_REQ;
 	uint32_t payload_len = a->op == OP_SEND || a->op == OP_WRITE ? a->len
-			       : a->op == OP_MAD_GET		     ? XR_MAD_SIZE
+			       : mad				     ? XR_MAD_SIZE
 								     : 0;
 	struct sockaddr_ll to = {.sll_family = AF_PACKET, .sll_halen = 6};
 	uint8_t frame[XR_ETH_HLEN + XR_IPV4_HLEN + XR_UDP_HLEN + 64 + MAX_PAYLOAD + XR_ICRC_SIZE];

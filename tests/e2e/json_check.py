@@ -49,7 +49,8 @@ ENGINE_COUNTERS = [
                   "rx_ghost_acks", "rx_bad_response", "rx_dup_deferred",
                   "loopback_frames", "relay_frames", "relay_drops", "syscalls", "sleeps",
                   "sleeps_in_flight", "standby_looks", "mads_rx", "mads_tx",
-                  "mads_malformed", "mads_unserved"]
+                  "mads_malformed", "mads_unserved", "cm_unmatched", "cm_forged",
+                  "cm_duplicates", "cm_retries", "cm_timeouts"]
 QP_MEMBERS = [
     "qpn", "state", "xdp_state", "type", "dest_qpn", "udp_sport", "next_psn", "acked_psn",
     "expected_psn", "msn", "engine_sleeping", "xdp_absorbs_acks", "xdp_answers_dups",

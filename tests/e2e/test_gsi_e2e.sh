@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # QP1 between two namespaces. xroce is attached in A only, where
 # open_device holds the device open; B is a plain host. From B, forge sends
-# 5 datagrams to A's QP1 with another Q_Key than the GSI's, then 5 MAD Gets
-# of a class xroce serves no agent for (performance management). Then:
-#   - A's XDP steered the 5 MADs to the engine and dropped the 5 others as
+# 5 datagrams to A's QP1 with another Q_Key than the GSI's, 5 MAD Gets of a
+# class xroce serves no agent for (performance management), and 3 CM REQs
+# as rping's for a port nobody listens on. Then:
+#   - A's XDP steered the 8 MADs to the engine and dropped the 5 others as
 #     drop_bad_qkey;
-#   - A's engine counts 5 mads_rx, 5 mads_unserved and 5 mads_tx, and no
+#   - A's engine counts 8 mads_rx, 5 mads_unserved and 8 mads_tx, and no
 #     mads_malformed;
-#   - a capture in B holds exactly 5 RoCE frames from A, each a UD SEND_ONLY
-#     from QP1 to QP1 with the GSI Q_Key: a GetResp with status 0x0004
-#     (unsupported class or version) whose transaction ID is one of the
-#     Gets', every Get answered once, its data returned unchanged.
+#   - a capture in B holds exactly 8 RoCE frames from A, each a UD SEND_ONLY
+#     from QP1 to QP1 with the GSI Q_Key: 5 GetResps with status 0x0004
+#     (unsupported class or version), one for each Get's transaction ID,
+#     its data returned unchanged; 3 CM REJs of a REQ, reason 8 (invalid
+#     service ID), one for each REQ's communication ID and transaction ID.
 # Needs root. Env: BUILD (build dir, default build).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -19,6 +21,7 @@ forge=$BUILD/tests/forge
 holder=$BUILD/tests/open_device
 xroce=$BUILD/xroce
 count=5
+reqs=3
 
 # shellcheck source=tests/e2e/e2e_common.sh
 source tests/e2e/e2e_common.sh
@@ -48,8 +51,9 @@ forge_to_a() {
 }
 forge_to_a --op mad-get --qkey 0x11111111
 forge_to_a --op mad-get
+forge_to_a --op cm-req --count "$reqs"
 for _ in $(seq 100); do
-	[ "$(e2e_stat "$NETNS_A" "$VETH_A" engine_mads_tx)" = "$count" ] && break
+	[ "$(e2e_stat "$NETNS_A" "$VETH_A" engine_mads_tx)" = $((count + reqs)) ] && break
 	sleep 0.1
 done
 # The answers are on their way to B once counted: a moment for them to get there first.
@@ -57,19 +61,20 @@ sleep 0.2
 capture_stop "$NETNS_A" "$ADDR_B" || fail "$CAPTURE_WHY"
 
 stat_a() { e2e_stat "$NETNS_A" "$VETH_A" "$1"; }
-for pair in "drop_bad_qkey $count" "engine_mads_rx $count" "engine_mads_unserved $count" \
-	"engine_mads_tx $count" "engine_mads_malformed 0" "engine_rx_bad_qkey 0"; do
+for pair in "drop_bad_qkey $count" "engine_mads_rx $((count + reqs))" \
+	"engine_mads_unserved $count" "engine_mads_tx $((count + reqs))" "engine_mads_malformed 0" \
+	"engine_rx_bad_qkey 0" "engine_cm_unmatched 0"; do
 	name=${pair% *} want=${pair#* }
 	got=$(stat_a "$name")
 	[ "$got" = "$want" ] || fail "A's $name is '$got', expected $want"
 done
 
-python3 - "$logdir/b.pcap" "$ADDR_A" "$count" <<'EOF' || fail "the answers in B's capture are wrong (above)"
+python3 - "$logdir/b.pcap" "$ADDR_A" "$count" "$reqs" <<'EOF' || fail "the answers in B's capture are wrong (above)"
 import struct, sys
-path, addr_a, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+path, addr_a, want, want_rej = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 data = open(path, "rb").read()
 order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-off, seen, errors = 24, {}, []
+off, seen, rejs, errors = 24, {}, {}, []
 a_bytes = bytes(int(x) for x in addr_a.split("."))
 while off + 16 <= len(data):
     caplen = struct.unpack(order + "I", data[off + 8:off + 12])[0]
@@ -90,6 +95,17 @@ while off + 16 <= len(data):
         continue
     method, status = mad[3], struct.unpack(">H", mad[4:6])[0]
     tid = struct.unpack(">Q", mad[8:16])[0]
+    attr = struct.unpack(">H", mad[16:18])[0]
+    if mad[1] == 0x07:
+        # REJ: local comm ID, remote comm ID, message REJected (2 bits), reason
+        remote_id = struct.unpack(">I", mad[28:32])[0]
+        reason = struct.unpack(">H", mad[34:36])[0]
+        if attr != 0x0012 or method != 0x03 or reason != 8 or mad[32] >> 6 != 0 or \
+                remote_id != tid - 0x5a5a0000 + 0x10000:
+            errors.append(f"CM: attribute {attr:#x} method {method:#x} reason {reason} "
+                          f"remote ID {remote_id:#x} for TID {tid:#x}")
+        rejs[tid] = rejs.get(tid, 0) + 1
+        continue
     if method != 0x81 or status != 0x0004 or mad[1] != 0x04:
         errors.append(f"method {method:#x} status {status:#x} class {mad[1]:#x}")
     if mad[24:256] != bytes(range(232)):
@@ -98,8 +114,11 @@ while off + 16 <= len(data):
 want_tids = {0x5a5a0000 + i for i in range(want)}
 if sum(seen.values()) != want or set(seen) != want_tids:
     errors.append(f"answers by TID {sorted((hex(t), n) for t, n in seen.items())}, expected one each of {sorted(hex(t) for t in want_tids)}")
+want_rejs = {0x5a5a0000 + i for i in range(want_rej)}
+if sum(rejs.values()) != want_rej or set(rejs) != want_rejs:
+    errors.append(f"REJs by TID {sorted((hex(t), n) for t, n in rejs.items())}, expected one each of {sorted(hex(t) for t in want_rejs)}")
 for e in errors:
     print("  " + e)
 sys.exit(1 if errors else 0)
 EOF
-echo "ok: $count MAD Gets of an unserved class to QP1 answered with GetResp 0x0004 each, counted"
+echo "ok: $count MAD Gets of an unserved class answered with GetResp 0x0004, $reqs REQs for no listener with REJ 8, counted"

@@ -3,7 +3,8 @@
 # the MAC in its qp_table entry, so when the MAC changes (ip link set
 # address) while a QP exists, the port monitor must republish it:
 #   - xroce-pingpong's server in A creates its QP, then A's MAC changes;
-#     the QP's entry names the new MAC (bpftool dump of the pinned qp_table);
+#     the QP's entry, and QP1's, name the new MAC (bpftool dump of the
+#     pinned qp_table);
 #   - the client in B connects only then, to the new MAC, and the pingpong
 #     passes on both sides with nothing dropped as drop_bad_dst.
 # Needs root. Env: BUILD (build dir, default build).
@@ -21,7 +22,8 @@ e2e_init test_mac_change "$pingpong" "$xroce"
 netns_pair xmc "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
 
-# The local_mac of every entry in use in IFNAME's qp_table, one a line (aa:bb:...).
+# The local_macs of the entries in use in IFNAME's qp_table (the QP's and
+# QP1's), each once, one a line (aa:bb:...).
 entry_macs() {
 	bpftool -j map dump pinned "/sys/fs/bpf/xroce/$1/qp_table" | python3 -c '
 import json, sys
@@ -30,7 +32,7 @@ for elem in json.load(sys.stdin):
     if value["state"]:
         print(":".join("%02x" % int(b, 0) if isinstance(b, str) else "%02x" % b
                        for b in value["local_mac"]))
-'
+' | sort -u
 }
 
 old_mac=$(ip -n "$NETNS_A" link show "$VETH_A" | awk '/link\/ether/ { print $2 }')

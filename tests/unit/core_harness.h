@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cm.h"
 #include "core/core.h"
 #include "core/mem_port.h"
 
@@ -345,6 +346,7 @@ static inline void h_pair_destroy(struct h_pair *p)
 			xr_core_destroy_cq(hs->rcq);
 		if (hs->pd)
 			xr_core_dealloc_pd(hs->pd);
+		xr_cm_free(hs->core->cm);
 		free(hs->core);
 	}
 	xr_mem_link_destroy(&p->link);
@@ -407,7 +409,8 @@ static inline enum h_run_result h_run(struct h_pair *p, uint64_t until, h_pred_f
 		was_quiet = false;
 		if (next >= until) {
 			p->now = until;
-			return H_TIME_LIMIT;
+			/* What this step did may be what pred waits for. */
+			return pred && pred(p, arg) ? H_DONE : H_TIME_LIMIT;
 		}
 		p->now = next;
 	}

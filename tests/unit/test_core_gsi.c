@@ -147,8 +147,7 @@ static void unanswered(void)
 	xr_mem_link_set_tap(&p.link, tap, &t);
 	path = path_to(&p);
 	for (size_t i = 0; i < sizeof(methods); i++) {
-		/* The CM's class too: no agent serves it yet. */
-		mad_init(mad, i ? 0x04 : XR_MGMT_CLASS_CM, methods[i], 99);
+		mad_init(mad, 0x04, methods[i], 99);
 		deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, XR_GSI_QKEY, 0, mad,
 			XR_MAD_SIZE);
 	}

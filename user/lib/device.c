@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cm.h"
 #include "device.h"
 #include "device_lock.h"
 #include "mcast.h"
@@ -237,6 +238,8 @@ static void release_device(struct xr_device *dev)
 	bool owner = !dev->share_guest;
 
 	xr_engine_stop(dev);
+	xr_cm_free(dev->core.cm);
+	dev->core.cm = NULL;
 	xr_port_monitor_close(dev);
 	xr_async_close(dev);
 	xr_share_owner_close(dev);

@@ -106,6 +106,11 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(mads_tx),
     ENGINE_COUNTER(mads_malformed),
     ENGINE_COUNTER(mads_unserved),
+    ENGINE_COUNTER(cm_unmatched),
+    ENGINE_COUNTER(cm_forged),
+    ENGINE_COUNTER(cm_duplicates),
+    ENGINE_COUNTER(cm_retries),
+    ENGINE_COUNTER(cm_timeouts),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)
@@ -511,7 +516,7 @@ int report_qps(const struct report_options *o)
 		json_document_begin(&w, "xroce-qps", o->ifname);
 		json_array_begin(&w, "qps");
 	}
-	for (uint32_t i = 0; i < XR_QP_TABLE_SLOTS; i++) {
+	for (uint32_t i = 0; i < XR_MAX_QP; i++) {
 		struct xr_qp_entry e;
 
 		if (__atomic_load_n(&h.qp_table[i].state, __ATOMIC_ACQUIRE) == XR_XDP_QP_NONE)

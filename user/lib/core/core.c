@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cm.h"
 #include "core.h"
 
 void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
@@ -541,7 +542,7 @@ static void run_qp(struct xr_qp_impl *qp, uint64_t now)
  */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 {
-	uint64_t no_buffer = core->stats.tx_no_buffer;
+	uint64_t no_buffer = core->stats.tx_no_buffer, cm_deadline = xr_cm_timers(core->cm, now);
 	struct xr_ready_link todo, starved, served;
 
 	while (core->ntimers && core->timers[0]->timer_at <= now) {
@@ -576,7 +577,9 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 	}
 	list_prepend_all(&core->ready, &served);
 	list_prepend_all(&core->ready, &starved);
-	return core->ntimers ? core->timers[0]->timer_at : 0;
+	if (core->ntimers && (!cm_deadline || core->timers[0]->timer_at < cm_deadline))
+		return core->timers[0]->timer_at;
+	return cm_deadline;
 }
 
 bool xr_core_outstanding(const struct xr_core *core)

@@ -497,6 +497,7 @@ struct xr_core {
 	uint32_t pd_seq;
 	uint16_t ip_id;
 	uint32_t gsi_psn; /* of QP1's next send */
+	struct xr_cm *cm; /* the communication manager, once anything used it (cm.h) */
 	/* Frames sent that must leave at once: all but plain ACKs, which may wait for company. */
 	uint64_t tx_urgent;
 	struct xr_mcast_group mcast[XR_MAX_MCAST_GROUPS];

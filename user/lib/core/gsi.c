@@ -3,12 +3,14 @@
  * QP1, the general services interface: management datagrams in and out.
  * A MAD travels as a UD SEND_ONLY to QP 1 with the GSI Q_Key and a DETH
  * naming source QP 1, 256 bytes of payload; the PSN counts QP1's sends, as
- * rxe's. One QP1 per device, shared by every connection. Classes without an
- * agent here are dropped and counted; a Get or Set among them is answered
- * with a GetResp saying the class is not supported, as IBTA 13.5.3 asks.
+ * rxe's. One QP1 per device, shared by every connection. The CM's class
+ * goes to the communication manager (cm.h). Classes without an agent here
+ * are dropped and counted; a Get or Set among them is answered with a
+ * GetResp saying the class is not supported, as IBTA 13.5.3 asks.
  */
 #include <string.h>
 
+#include "cm.h"
 #include "core.h"
 #include "mad.h"
 
@@ -92,6 +94,13 @@ void xr_gsi_rx(struct xr_core *core, const struct xr_pkt *pkt, uint64_t now)
 		return;
 	}
 	core->stats.mads_rx++;
-	(void)now; /* for the agents to come: the CM's timers */
+	if (xr_mad_get(mad, XR_MAD_MGMT_CLASS) == XR_MGMT_CLASS_CM &&
+	    xr_mad_get(mad, XR_MAD_CLASS_VERSION) == XR_CM_CLASS_VERSION) {
+		/* Made at the first message even with no consumer: a REQ then gets its REJ. */
+		if (!core->cm)
+			core->cm = xr_cm_create(core);
+		if (xr_cm_rx(core->cm, pkt, mad, now))
+			return;
+	}
 	unserved(core, pkt, mad);
 }
