@@ -38,7 +38,8 @@ mac_a=$(ip -n "$NETNS_A" -j link show dev "$VETH_A" |
 mac_b=$(ip -n "$NETNS_B" -j link show dev "$VETH_B" |
 	python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["address"])')
 
-netns_exec "$NETNS_A" "$holder" "$VETH_A" --hold >"$logdir/holder.log" 2>&1 &
+# nsenter, not a shell function: $! must be open_device itself, for the cleanup to stop it.
+nsenter --net="/var/run/netns/$NETNS_A" "$holder" "$VETH_A" --hold >"$logdir/holder.log" 2>&1 &
 server_pid=$!
 e2e_wait_for_line "$logdir/holder.log" "^opened " "$server_pid" 10 ||
 	fail "open_device did not open $VETH_A: $(cat "$logdir/holder.log")"

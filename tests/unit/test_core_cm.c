@@ -382,6 +382,57 @@ static void destroy_established(void)
 	teardown(&t);
 }
 
+/* Both sides disconnect at once: each answers the other's DREQ, nothing unmatched. */
+static void crossing_dreqs(void)
+{
+	struct cm_test t;
+
+	setup(&t, 25);
+	CHECK(connect_req(&t, SERVICE, 20, 15) == 0, "send REQ");
+	CHECK(h_run(&t.p, t.p.now + 1000000000ull, both_established, &t) == H_DONE, "established");
+	CHECK(xr_cm_send_dreq(t.active_id, NULL, 0, t.p.now) == 0 &&
+		  xr_cm_send_dreq(t.passive_id, NULL, 0, t.p.now) == 0,
+	      "both send DREQ");
+	h_run(&t.p, t.p.now + 100000000ull, NULL, NULL);
+	CHECK(t.active_id->state == XR_CM_TIMEWAIT && t.passive_id->state == XR_CM_TIMEWAIT,
+	      "both in time-wait: %d %d", t.active_id->state, t.passive_id->state);
+	for (int s = 0; s < 2; s++)
+		CHECK(!stats(&t, s)->cm_unmatched && !stats(&t, s)->cm_retries &&
+			  count_events(&t, s, XR_CM_DREQ_RECEIVED) == 1,
+		      "side %d: unmatched %llu retries %llu", s,
+		      (unsigned long long)stats(&t, s)->cm_unmatched,
+		      (unsigned long long)stats(&t, s)->cm_retries);
+	teardown(&t);
+}
+
+/* A REJ ends a connection attempt; the same communication ID may then come again. */
+static void reuse_after_reject(void)
+{
+	struct cm_test t;
+	struct xr_path path;
+	struct xr_cm_req_param rp = req_param(SERVICE, 20, 15);
+
+	setup(&t, 26);
+	t.on_req = ANSWER_NONE;
+	CHECK(connect_req(&t, SERVICE, 20, 15) == 0, "send REQ");
+	h_run(&t.p, t.p.now + 10000000ull, NULL, NULL);
+	CHECK(t.passive_id && xr_cm_send_rej(t.passive_id, XR_CM_REJ_CONSUMER_DEFINED, NULL, 0,
+					     NULL, 0, t.p.now) == 0,
+	      "the passive side rejects");
+	h_run(&t.p, t.p.now + 10000000ull, NULL, NULL);
+	CHECK(t.active_id->state == XR_CM_IDLE && t.passive_id->state == XR_CM_IDLE,
+	      "both idle: %d %d", t.active_id->state, t.passive_id->state);
+	/* The active id, idle, asks again with its same communication ID. */
+	t.on_req = ANSWER_ACCEPT;
+	path = path_from(&t, ACTIVE);
+	CHECK(xr_cm_send_req(t.active_id, &path, &rp, t.p.now) == 0, "REQ again");
+	CHECK(h_run(&t.p, t.p.now + 1000000000ull, both_established, &t) == H_DONE,
+	      "established on the second REQ");
+	CHECK(count_events(&t, PASSIVE, XR_CM_REQ_RECEIVED) == 2, "%d REQ events",
+	      count_events(&t, PASSIVE, XR_CM_REQ_RECEIVED));
+	teardown(&t);
+}
+
 static void lost_messages(void)
 {
 	struct xr_mem_impair lose = {.loss = 1.0};
@@ -640,6 +691,8 @@ int main(void)
 	h_group("cm: connect and disconnect", connect_and_disconnect);
 	h_group("cm: rejections", rejections);
 	h_group("cm: destroy an established id", destroy_established);
+	h_group("cm: DREQs crossing", crossing_dreqs);
+	h_group("cm: a rejected ID comes again", reuse_after_reject);
 	h_group("cm: lost messages", lost_messages);
 	h_group("cm: MRA and duplicate REQs", slow_peers);
 	h_group("cm: forged messages", forged);

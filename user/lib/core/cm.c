@@ -773,8 +773,10 @@ static struct cm_id_priv *id_by_remote(struct xr_cm *cm, uint32_t remote_id, uin
 	for (uint32_t i = 0; i < cm->nlive; i++) {
 		struct cm_id_priv *p = cm->live[i];
 
+		/* An idle id is done with its peer: that peer may use the ID again. */
 		if (p->pub.remote_id == remote_id && p->pub.remote_ca_guid == guid &&
-		    p->pub.state != XR_CM_LISTEN && !memcmp(&p->pub.path.dgid, peer, sizeof(*peer)))
+		    p->pub.state != XR_CM_LISTEN && p->pub.state != XR_CM_IDLE &&
+		    !memcmp(&p->pub.path.dgid, peer, sizeof(*peer)))
 			return p;
 	}
 	return NULL;
@@ -1078,8 +1080,18 @@ static bool rx_drep(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_t *m
 	struct xr_cm_event ev = {.type = XR_CM_DREP_RECEIVED};
 	struct cm_id_priv *p = id_by_local(cm, (uint32_t)xr_mad_get(m, XR_CM_DREP_REMOTE_COMM_ID));
 
-	if (!p || xr_mad_get(m, XR_MAD_TID) != p->tid ||
-	    (uint32_t)xr_mad_get(m, XR_CM_DREP_LOCAL_COMM_ID) != p->pub.remote_id ||
+	if (!p || (uint32_t)xr_mad_get(m, XR_CM_DREP_LOCAL_COMM_ID) != p->pub.remote_id)
+		return unmatched(cm);
+	/*
+	 * Both sides sent a DREQ: ours is answered after we answered theirs
+	 * (whose TID we took). Nothing is left to act on.
+	 */
+	if (p->pub.state == XR_CM_TIMEWAIT) {
+		if (from_peer(p, pkt))
+			cm->core->stats.cm_duplicates++;
+		return true;
+	}
+	if (xr_mad_get(m, XR_MAD_TID) != p->tid ||
 	    (p->pub.state != XR_CM_DREQ_SENT && p->pub.state != XR_CM_DREQ_RCVD))
 		return unmatched(cm);
 	if (!from_peer(p, pkt))

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Connection management interop: Linux's rdma_cm and ib_cm in the guest
+# against xroce's communication manager on QP1 in netns xrhost.
+#   cm no-listener  xroce's device open in xrhost (open_device --hold), nobody
+#                   listening; the guest's unmodified rping connects to it.
+#                   rping must report RDMA_CM_EVENT_REJECTED at once (no
+#                   retry, within 10 s); the capture on the guest's tap must
+#                   show Linux's REQ and xroce's REJ to it: a UD SEND_ONLY
+#                   from QP1 to QP1 (GSI Q_Key), reason 8 (invalid service
+#                   ID), MessageREJected 0 (the REQ), the REQ's transaction
+#                   ID and local communication ID echoed; xroce's counters
+#                   count the MADs and nothing dropped as unmatched or forged.
+# Prints PASS/FAIL per run.
+#
+# Two ways to run it, as mw.sh: sourced by tests/interop/run.sh, or executed
+# directly (then it sets the guest up and tears it down itself).
+#
+# Env: BUILD (default build), RXE_PEER (the rxe-peer script, default
+# ../shared/rxe-peer/rxe-peer next to the repository).
+
+cm_in_host() {
+	nsenter --net="/var/run/netns/$CM_HOST_NS" "$@"
+}
+
+cm_stat() {
+	cm_in_host "$CM_XROCE" stats "$CM_HOST_IF" | awk -v c="$1" '$1 == c { print $2 }'
+}
+
+# cm_rej_why PCAP: why the capture lacks xroce's REJ of Linux's REQ (nothing when it has it).
+cm_rej_why() {
+	python3 - "$1" "$CM_HOST_IP" "$CM_GUEST_IP" <<'EOF'
+import struct, sys
+path, host, guest = sys.argv[1], sys.argv[2], sys.argv[3]
+ip = lambda s: bytes(int(x) for x in s.split("."))
+data = open(path, "rb").read()
+order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+off, reqs, rejs = 24, [], []
+while off + 16 <= len(data):
+    caplen = struct.unpack(order + "I", data[off + 8:off + 12])[0]
+    f = data[off + 16:off + 16 + caplen]
+    off += 16 + caplen
+    if len(f) < 62 + 256 or f[12:14] != b"\x08\x00" or f[23] != 17:
+        continue
+    if struct.unpack(">H", f[36:38])[0] != 4791 or f[42] != 0x64:
+        continue
+    dqpn = int.from_bytes(f[47:50], "big")
+    qkey, sqpn = struct.unpack(">II", f[54:62])
+    mad = f[62:62 + 256]
+    if dqpn != 1 or qkey != 0x80010000 or sqpn & 0xffffff != 1 or mad[1] != 0x07:
+        continue
+    attr = struct.unpack(">H", mad[16:18])[0]
+    tid = mad[8:16]
+    if attr == 0x0010 and f[26:30] == ip(guest) and f[30:34] == ip(host):
+        reqs.append((tid, mad[24:28]))
+    elif attr == 0x0012 and f[26:30] == ip(host) and f[30:34] == ip(guest):
+        rejs.append((tid, mad[28:32], mad[32] >> 6, struct.unpack(">H", mad[34:36])[0]))
+if not reqs:
+    print("the capture has no REQ from the guest")
+elif not rejs:
+    print(f"the capture has {len(reqs)} REQ(s) and no REJ from xroce")
+else:
+    tid, comm = reqs[0]
+    bad = [r for r in rejs if r != (tid, comm, 0, 8)]
+    if bad:
+        t, c, m, reason = bad[0]
+        print(f"REJ: TID {t.hex()} remote ID {c.hex()} MessageREJected {m} reason {reason}; "
+              f"expected TID {tid.hex()}, remote ID {comm.hex()}, 0, 8")
+    elif len(reqs) != 1:
+        print(f"{len(reqs)} REQs: Linux retried, the REJ did not stop it")
+EOF
+}
+
+cm_no_listener() {
+	local label="cm no-listener" log=$CM_LOGDIR/cm-no-listener.rping.log
+	local pcap=$CM_LOGDIR/cm-no-listener.pcap why="" holder="" start elapsed status=0
+
+	# nsenter, not a shell function: $! must be open_device itself, to be stopped below.
+	nsenter --net="/var/run/netns/$CM_HOST_NS" "$CM_HOLDER" "$CM_HOST_IF" --hold \
+		>"$CM_LOGDIR/cm-holder.log" 2>&1 &
+	holder=$!
+	for _ in $(seq 100); do
+		grep -q "^opened " "$CM_LOGDIR/cm-holder.log" && break
+		sleep 0.1
+	done
+	grep -q "^opened " "$CM_LOGDIR/cm-holder.log" ||
+		why="open_device: $(cat "$CM_LOGDIR/cm-holder.log")"
+	if [ -z "$why" ] && ! CAPTURE_SNAPLEN=512 capture_start "$CM_PEER_NS" "$CM_CAPTURE_IF" "$pcap"; then
+		why=$CAPTURE_WHY
+	fi
+	if [ -z "$why" ]; then
+		start=$(date +%s%N)
+		"$RXE_PEER" exec "$CM_GUEST" "timeout 30 rping -c -a $CM_HOST_IP -p 7174 -C 1 -v" \
+			>"$log" 2>&1 || status=$?
+		elapsed=$((($(date +%s%N) - start) / 1000000))
+		capture_stop "$CM_HOST_NS" "$CM_GUEST_IP" || why=$CAPTURE_WHY
+	fi
+	if [ -n "$why" ]; then
+		:
+	elif ! grep -q "RDMA_CM_EVENT_REJECTED" "$log"; then
+		why="rping (exit $status) did not report RDMA_CM_EVENT_REJECTED"
+	elif [ "$status" -eq 0 ]; then
+		why="rping exited 0 after a rejection"
+	elif [ "$elapsed" -ge 10000 ]; then
+		why="the rejection took $elapsed ms"
+	else
+		why=$(cm_rej_why "$pcap")
+	fi
+	if [ -z "$why" ]; then
+		local rx tx unmatched forged
+		rx=$(cm_stat engine_mads_rx) tx=$(cm_stat engine_mads_tx)
+		unmatched=$(cm_stat engine_cm_unmatched) forged=$(cm_stat engine_cm_forged)
+		[ "${rx:-0}" -ge 1 ] && [ "${tx:-0}" -ge 1 ] && [ "$unmatched" = 0 ] && [ "$forged" = 0 ] ||
+			why="xroce's counters: mads_rx $rx mads_tx $tx cm_unmatched $unmatched cm_forged $forged"
+	fi
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	if [ -z "$why" ]; then
+		passed=$((passed + 1))
+		printf 'PASS %-34s rejected in %s ms\n' "$label" "$elapsed"
+	else
+		failed=$((failed + 1))
+		failures+=("$label")
+		printf 'FAIL %-34s %s\n' "$label" "$why"
+		tail -n 15 "$log" 2>/dev/null | sed 's/^/    | /'
+	fi
+}
+
+cm_main() {
+	CM_XROCE=$(readlink -f "${BUILD:-build}/xroce")
+	CM_HOLDER=$(readlink -f "${BUILD:-build}/tests/open_device")
+	CM_HOST_NS=${RXE_PEER_HOST_NS:-xrhost}
+	CM_HOST_IF=${RXE_PEER_HOST_IF:-xrhost0}
+	CM_GUEST=rxeA
+	CM_GUEST_IP=${RXE_PEER_NET:-10.77.0}.1
+	CM_HOST_IP=${RXE_PEER_NET:-10.77.0}.100
+	CM_LOGDIR=${logdir:?}
+	CM_PEER_NS=${RXE_PEER_NS:-xrpeer}
+	CM_CAPTURE_IF=${RXE_PEER_CAPIF:-xrtap0}
+	# shellcheck source=tests/e2e/capture.sh
+	source tests/e2e/capture.sh
+	echo "connection management against Linux's rdma_cm (rping)"
+	cm_no_listener
+}
+
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+	# Sourced by run.sh: the guest is up and xroce is attached to its host interface.
+	cm_main
+	return 0
+fi
+
+set -u
+# A relative RXE_PEER is the caller's, from where they started us.
+[ -n "${RXE_PEER:-}" ] && RXE_PEER=$(realpath -s "$RXE_PEER")
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/interop/standalone.sh
+source tests/interop/standalone.sh
+interop_standalone cm cm_main
