@@ -476,6 +476,7 @@ static void teardown(struct fixture *f)
 	REQUIRE(xr_core_destroy_cq(f->scq) == 0);
 	REQUIRE(xr_core_destroy_cq(f->rcq) == 0);
 	REQUIRE(xr_core_dealloc_pd(f->pd) == 0);
+	xr_core_release(f->core);
 	free(f->core);
 }
 

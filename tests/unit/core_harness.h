@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cm.h"
 #include "core/core.h"
 #include "core/mem_port.h"
 
@@ -346,7 +345,7 @@ static inline void h_pair_destroy(struct h_pair *p)
 			xr_core_destroy_cq(hs->rcq);
 		if (hs->pd)
 			xr_core_dealloc_pd(hs->pd);
-		xr_cm_free(hs->core->cm);
+		xr_core_release(hs->core);
 		free(hs->core);
 	}
 	xr_mem_link_destroy(&p->link);

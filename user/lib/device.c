@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/cm.h"
 #include "device.h"
 #include "device_lock.h"
 #include "mcast.h"
@@ -238,8 +237,7 @@ static void release_device(struct xr_device *dev)
 	bool owner = !dev->share_guest;
 
 	xr_engine_stop(dev);
-	xr_cm_free(dev->core.cm);
-	dev->core.cm = NULL;
+	xr_core_release(&dev->core);
 	xr_port_monitor_close(dev);
 	xr_async_close(dev);
 	xr_share_owner_close(dev);

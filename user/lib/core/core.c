@@ -540,6 +540,12 @@ static void run_qp(struct xr_qp_impl *qp, uint64_t now)
  * transmit pool ran dry before its turn or during it: those go back in
  * front, in their order, so that the next round serves them first.
  */
+void xr_core_release(struct xr_core *core)
+{
+	xr_cm_free(core->cm);
+	core->cm = NULL;
+}
+
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 {
 	uint64_t no_buffer = core->stats.tx_no_buffer, cm_deadline = xr_cm_timers(core->cm, now);

@@ -511,6 +511,8 @@ struct xr_core {
 
 /* ---- core.c ---- */
 void xr_core_init(struct xr_core *core, const struct xr_core_port *port);
+/* Frees what the core allocated by itself (its CM); QPs and other objects are their owners'. */
+void xr_core_release(struct xr_core *core);
 /* A received frame. Never fails: bad frames are counted and dropped. */
 void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now);
 /* Transmit what can be, fire due timers; returns the next deadline (0 = none). */
