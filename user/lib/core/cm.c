@@ -1165,30 +1165,28 @@ static bool rx_sidr_rep(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_
 	return true;
 }
 
+typedef bool (*cm_receiver)(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_t *m,
+			    uint64_t now);
+
+/* By attribute ID, from the REQ's on; none for LAP and APR: RoCE has no alternate paths. */
+static const cm_receiver receivers[] = {
+    [XR_CM_ATTR_REQ - XR_CM_ATTR_REQ] = rx_req,
+    [XR_CM_ATTR_MRA - XR_CM_ATTR_REQ] = rx_mra,
+    [XR_CM_ATTR_REJ - XR_CM_ATTR_REQ] = rx_rej,
+    [XR_CM_ATTR_REP - XR_CM_ATTR_REQ] = rx_rep,
+    [XR_CM_ATTR_RTU - XR_CM_ATTR_REQ] = rx_rtu,
+    [XR_CM_ATTR_DREQ - XR_CM_ATTR_REQ] = rx_dreq,
+    [XR_CM_ATTR_DREP - XR_CM_ATTR_REQ] = rx_drep,
+    [XR_CM_ATTR_SIDR_REQ - XR_CM_ATTR_REQ] = rx_sidr_req,
+    [XR_CM_ATTR_SIDR_REP - XR_CM_ATTR_REQ] = rx_sidr_rep,
+};
+
 bool xr_cm_rx(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_t *mad, uint64_t now)
 {
-	if (!cm || xr_mad_get(mad, XR_MAD_METHOD) != XR_MAD_METHOD_SEND)
+	uint64_t i = xr_mad_get(mad, XR_MAD_ATTR_ID) - XR_CM_ATTR_REQ;
+
+	if (!cm || xr_mad_get(mad, XR_MAD_METHOD) != XR_MAD_METHOD_SEND ||
+	    i >= sizeof(receivers) / sizeof(receivers[0]))
 		return false;
-	switch (xr_mad_get(mad, XR_MAD_ATTR_ID)) {
-	case XR_CM_ATTR_REQ:
-		return rx_req(cm, pkt, mad, now);
-	case XR_CM_ATTR_MRA:
-		return rx_mra(cm, pkt, mad, now);
-	case XR_CM_ATTR_REJ:
-		return rx_rej(cm, pkt, mad, now);
-	case XR_CM_ATTR_REP:
-		return rx_rep(cm, pkt, mad, now);
-	case XR_CM_ATTR_RTU:
-		return rx_rtu(cm, pkt, mad, now);
-	case XR_CM_ATTR_DREQ:
-		return rx_dreq(cm, pkt, mad, now);
-	case XR_CM_ATTR_DREP:
-		return rx_drep(cm, pkt, mad, now);
-	case XR_CM_ATTR_SIDR_REQ:
-		return rx_sidr_req(cm, pkt, mad, now);
-	case XR_CM_ATTR_SIDR_REP:
-		return rx_sidr_rep(cm, pkt, mad, now);
-	default: /* LAP, APR: no alternate paths on RoCE */
-		return false;
-	}
+	return receivers[i](cm, pkt, mad, now);
 }

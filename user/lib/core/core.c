@@ -534,18 +534,18 @@ static void run_qp(struct xr_qp_impl *qp, uint64_t now)
 	xr_qp_check_drained(qp);
 }
 
-/*
- * A round runs each QP on the ready list once, in list order, each within
- * its budget. One that still has work goes back to the end, unless the
- * transmit pool ran dry before its turn or during it: those go back in
- * front, in their order, so that the next round serves them first.
- */
 void xr_core_release(struct xr_core *core)
 {
 	xr_cm_free(core->cm);
 	core->cm = NULL;
 }
 
+/*
+ * A round runs each QP on the ready list once, in list order, each within
+ * its budget. One that still has work goes back to the end, unless the
+ * transmit pool ran dry before its turn or during it: those go back in
+ * front, in their order, so that the next round serves them first.
+ */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 {
 	uint64_t no_buffer = core->stats.tx_no_buffer, cm_deadline = xr_cm_timers(core->cm, now);

@@ -35,37 +35,30 @@ void xr_mad_set(uint8_t *mad, struct xr_mad_field f, uint64_t v)
 		mad[f.byte + i] = (uint8_t)word;
 }
 
+#define PRIVATE_DATA(msg)                                                                          \
+	{                                                                                          \
+		XR_CM_##msg##_PRIVATE_DATA_OFF, XR_CM_##msg##_PRIVATE_DATA_SIZE                    \
+	}
+
+/* By attribute ID, from the REQ's on; LAP and APR, which xroce neither sends nor takes, have none.
+ */
+static const struct xr_cm_private_data private_data[] = {
+    [XR_CM_ATTR_REQ - XR_CM_ATTR_REQ] = PRIVATE_DATA(REQ),
+    [XR_CM_ATTR_MRA - XR_CM_ATTR_REQ] = PRIVATE_DATA(MRA),
+    [XR_CM_ATTR_REJ - XR_CM_ATTR_REQ] = PRIVATE_DATA(REJ),
+    [XR_CM_ATTR_REP - XR_CM_ATTR_REQ] = PRIVATE_DATA(REP),
+    [XR_CM_ATTR_RTU - XR_CM_ATTR_REQ] = PRIVATE_DATA(RTU),
+    [XR_CM_ATTR_DREQ - XR_CM_ATTR_REQ] = PRIVATE_DATA(DREQ),
+    [XR_CM_ATTR_DREP - XR_CM_ATTR_REQ] = PRIVATE_DATA(DREP),
+    [XR_CM_ATTR_SIDR_REQ - XR_CM_ATTR_REQ] = PRIVATE_DATA(SIDR_REQ),
+    [XR_CM_ATTR_SIDR_REP - XR_CM_ATTR_REQ] = PRIVATE_DATA(SIDR_REP),
+};
+
 struct xr_cm_private_data xr_cm_private_data_of(uint16_t attr_id)
 {
-	switch (attr_id) {
-	case XR_CM_ATTR_REQ:
-		return (struct xr_cm_private_data){XR_CM_REQ_PRIVATE_DATA_OFF,
-						   XR_CM_REQ_PRIVATE_DATA_SIZE};
-	case XR_CM_ATTR_MRA:
-		return (struct xr_cm_private_data){XR_CM_MRA_PRIVATE_DATA_OFF,
-						   XR_CM_MRA_PRIVATE_DATA_SIZE};
-	case XR_CM_ATTR_REJ:
-		return (struct xr_cm_private_data){XR_CM_REJ_PRIVATE_DATA_OFF,
-						   XR_CM_REJ_PRIVATE_DATA_SIZE};
-	case XR_CM_ATTR_REP:
-		return (struct xr_cm_private_data){XR_CM_REP_PRIVATE_DATA_OFF,
-						   XR_CM_REP_PRIVATE_DATA_SIZE};
-	case XR_CM_ATTR_RTU:
-		return (struct xr_cm_private_data){XR_CM_RTU_PRIVATE_DATA_OFF,
-						   XR_CM_RTU_PRIVATE_DATA_SIZE};
-	case XR_CM_ATTR_DREQ:
-		return (struct xr_cm_private_data){XR_CM_DREQ_PRIVATE_DATA_OFF,
-						   XR_CM_DREQ_PRIVATE_DATA_SIZE};
-	case XR_CM_ATTR_DREP:
-		return (struct xr_cm_private_data){XR_CM_DREP_PRIVATE_DATA_OFF,
-						   XR_CM_DREP_PRIVATE_DATA_SIZE};
-	case XR_CM_ATTR_SIDR_REQ:
-		return (struct xr_cm_private_data){XR_CM_SIDR_REQ_PRIVATE_DATA_OFF,
-						   XR_CM_SIDR_REQ_PRIVATE_DATA_SIZE};
-	case XR_CM_ATTR_SIDR_REP:
-		return (struct xr_cm_private_data){XR_CM_SIDR_REP_PRIVATE_DATA_OFF,
-						   XR_CM_SIDR_REP_PRIVATE_DATA_SIZE};
-	default:
-		return (struct xr_cm_private_data){0, 0};
-	}
+	unsigned i = (unsigned)attr_id - XR_CM_ATTR_REQ;
+
+	return i < sizeof(private_data) / sizeof(private_data[0])
+		   ? private_data[i]
+		   : (struct xr_cm_private_data){0, 0};
 }

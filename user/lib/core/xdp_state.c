@@ -108,8 +108,9 @@ void xr_xdp_publish_gsi(struct xr_core *core)
 	if (!core->xdp_qps)
 		return;
 	e = &core->xdp_qps[XR_GSI_SLOT];
+	/* Closed first, as every QP's; XDP's counters in the entry stay as they are. */
 	__atomic_store_n(&e->state, XR_XDP_QP_CLOSED, __ATOMIC_SEQ_CST);
-	memset(e, 0, sizeof(*e));
+	e->holder = 0;
 	e->qp_type = XR_QPT_UD;
 	e->qpn = XR_GSI_QPN;
 	e->qp_state = XR_QPS_RTS;
