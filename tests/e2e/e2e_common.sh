@@ -32,6 +32,7 @@
 #                       waits until a line of FILE matches REGEX, while PID
 #                       lives and for SECONDS at most; status 1 otherwise.
 # e2e_stat NS DEV NAME  one counter of DEV's `xroce stats` in NS ($xroce).
+# mac_of NS DEV         DEV's MAC address.
 # e2e_show_logs [LABEL] prints $logdir/server.log and client.log indented.
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
 #                       $roce_port (netns_run_pair); both must exit 0, find a
@@ -117,6 +118,10 @@ e2e_wait_for_line() {
 
 e2e_stat() {
 	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
+}
+
+mac_of() {
+	ip -n "$1" -j link show dev "$2" | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["address"])'
 }
 
 e2e_cleanup() {

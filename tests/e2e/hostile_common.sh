@@ -15,7 +15,6 @@
 #                       on at the bridge's ports: a veth takes XDP_TX frames
 #                       from its peer only with NAPI, which GRO enables.
 #                       Cleanup as for netns_pair (netns_cleanup).
-# mac_of NS DEV         DEV's MAC address.
 # counters SIDE FILE    writes "xdp.NAME VALUE" and "engine.NAME VALUE" lines
 #                       of SIDE's (A or B) `xroce stats --json` to FILE.
 # value_of FILE KEY...  the sum of the KEYs' values in FILE.
@@ -64,10 +63,6 @@ hostile_topology() {
 		ip -n "$NETNS_C" link set "$VETH_C" up &&
 		netns_exec "$NETNS_C" ethtool -K "$VETH_C" tx off >/dev/null &&
 		bridge -n "$NETNS_M" link set dev "$VETH_MC" learning off
-}
-
-mac_of() {
-	ip -n "$1" -j link show dev "$2" | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["address"])'
 }
 
 # side_ns SIDE / side_dev SIDE: the namespace and interface of A or B.

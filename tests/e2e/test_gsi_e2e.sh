@@ -33,10 +33,8 @@ trap 'capture_kill; e2e_cleanup' EXIT
 
 netns_pair gsi "$(e2e_subnet)" || fail "could not create the namespaces"
 netns_attach "$NETNS_A:$VETH_A" || fail "could not attach xroce to $VETH_A"
-mac_a=$(ip -n "$NETNS_A" -j link show dev "$VETH_A" |
-	python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["address"])')
-mac_b=$(ip -n "$NETNS_B" -j link show dev "$VETH_B" |
-	python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["address"])')
+mac_a=$(mac_of "$NETNS_A" "$VETH_A")
+mac_b=$(mac_of "$NETNS_B" "$VETH_B")
 
 # nsenter, not a shell function: $! must be open_device itself, for the cleanup to stop it.
 nsenter --net="/var/run/netns/$NETNS_A" "$holder" "$VETH_A" --hold >"$logdir/holder.log" 2>&1 &
@@ -72,28 +70,18 @@ done
 
 python3 - "$logdir/b.pcap" "$ADDR_A" "$count" "$reqs" <<'EOF' || fail "the answers in B's capture are wrong (above)"
 import struct, sys
+sys.path.insert(0, "tests/e2e")
+import roce_pcap
 path, addr_a, want, want_rej = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-data = open(path, "rb").read()
-order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-off, seen, rejs, errors = 24, {}, {}, []
-a_bytes = bytes(int(x) for x in addr_a.split("."))
-while off + 16 <= len(data):
-    caplen = struct.unpack(order + "I", data[off + 8:off + 12])[0]
-    f = data[off + 16:off + 16 + caplen]
-    off += 16 + caplen
-    if len(f) < 42 or f[12:14] != b"\x08\x00" or f[23] != 17 or f[26:30] != a_bytes:
+seen, rejs, errors = {}, {}, []
+for fr in roce_pcap.frames(path):
+    if fr.src != addr_a:
         continue
-    if struct.unpack(">H", f[36:38])[0] != 4791:
+    if not roce_pcap.is_qp1_mad(fr):
+        errors.append(f"not a whole MAD from QP1 to QP1: opcode {fr.opcode:#x} dqpn {fr.dqpn} "
+                      f"qkey {fr.qkey:#x}, {len(fr.payload)} bytes with its ICRC")
         continue
-    bth, deth, mad = f[42:54], f[54:62], f[62:]
-    dqpn = int.from_bytes(bth[5:8], "big")
-    qkey, sqpn = struct.unpack(">II", deth)
-    if bth[0] != 0x64 or dqpn != 1 or qkey != 0x80010000 or sqpn & 0xffffff != 1:
-        errors.append(f"not a MAD from QP1 to QP1: opcode {bth[0]:#x} dqpn {dqpn} qkey {qkey:#x}")
-        continue
-    if len(mad) < 256 + 4:
-        errors.append(f"a MAD of {len(mad)} bytes with its ICRC")
-        continue
+    mad = fr.payload
     method, status = mad[3], struct.unpack(">H", mad[4:6])[0]
     tid = struct.unpack(">Q", mad[8:16])[0]
     attr = struct.unpack(">H", mad[16:18])[0]

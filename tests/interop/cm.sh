@@ -30,29 +30,19 @@ cm_stat() {
 cm_rej_why() {
 	python3 - "$1" "$CM_HOST_IP" "$CM_GUEST_IP" <<'EOF'
 import struct, sys
+sys.path.insert(0, "tests/e2e")
+import roce_pcap
 path, host, guest = sys.argv[1], sys.argv[2], sys.argv[3]
-ip = lambda s: bytes(int(x) for x in s.split("."))
-data = open(path, "rb").read()
-order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-off, reqs, rejs = 24, [], []
-while off + 16 <= len(data):
-    caplen = struct.unpack(order + "I", data[off + 8:off + 12])[0]
-    f = data[off + 16:off + 16 + caplen]
-    off += 16 + caplen
-    if len(f) < 62 + 256 or f[12:14] != b"\x08\x00" or f[23] != 17:
-        continue
-    if struct.unpack(">H", f[36:38])[0] != 4791 or f[42] != 0x64:
-        continue
-    dqpn = int.from_bytes(f[47:50], "big")
-    qkey, sqpn = struct.unpack(">II", f[54:62])
-    mad = f[62:62 + 256]
-    if dqpn != 1 or qkey != 0x80010000 or sqpn & 0xffffff != 1 or mad[1] != 0x07:
+reqs, rejs = [], []
+for fr in roce_pcap.frames(path):
+    mad = fr.payload
+    if not roce_pcap.is_qp1_mad(fr) or mad[1] != 0x07:
         continue
     attr = struct.unpack(">H", mad[16:18])[0]
     tid = mad[8:16]
-    if attr == 0x0010 and f[26:30] == ip(guest) and f[30:34] == ip(host):
+    if attr == 0x0010 and fr.src == guest and fr.dst == host:
         reqs.append((tid, mad[24:28]))
-    elif attr == 0x0012 and f[26:30] == ip(host) and f[30:34] == ip(guest):
+    elif attr == 0x0012 and fr.src == host and fr.dst == guest:
         rejs.append((tid, mad[28:32], mad[32] >> 6, struct.unpack(">H", mad[34:36])[0]))
 if not reqs:
     print("the capture has no REQ from the guest")

@@ -18,9 +18,8 @@
  *     and counted, the connection untouched;
  *   - SIDR: a UD service's QPN and Q_Key, and no service.
  */
-#include "core_harness.h"
 #include "core/cm.h"
-#include "core/mad.h"
+#include "gsi_harness.h"
 
 #define ACTIVE 0
 #define PASSIVE 1
@@ -118,7 +117,7 @@ static int handler(struct xr_cm_id *id, const struct xr_cm_event *ev)
 		if (T->on_req == ANSWER_REFUSE)
 			return 1;
 		if (T->on_req == ANSWER_MRA)
-			CHECK(xr_cm_send_mra(id, 24, NULL, 0, T->p.now) == 0, "send MRA");
+			CHECK(xr_cm_send_mra(id, 24, NULL, 0) == 0, "send MRA");
 		if (T->on_req == ANSWER_ACCEPT)
 			CHECK(xr_cm_send_rep(id, &rep, T->p.now) == 0, "send REP");
 		return 0;
@@ -517,30 +516,15 @@ static void slow_peers(void)
 	teardown(&t);
 }
 
-/* A CM message from src (a path), delivered to side `to` at once. */
+/* A CM message along path, delivered to side `to` at once. */
 static void forge_mad(struct cm_test *t, int to, const struct xr_path *path, const uint8_t *mad)
 {
-	struct h_forge f;
-	uint8_t *deth;
-
-	if (!h_forge_begin(&f, path, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, 0, XR_MAD_SIZE, 0))
-		return;
-	deth = f.out.bth + xr_deth_off(xr_opinfo[XR_OP_UD_SEND_ONLY].flags);
-	h_put32(deth, XR_GSI_QKEY);
-	h_put32(deth + 4, XR_GSI_QPN);
-	memcpy(f.out.payload, mad, XR_MAD_SIZE);
-	h_forge_deliver(&t->p, to, &f);
+	h_deliver_to_qp1(&t->p, to, path, XR_OP_UD_SEND_ONLY, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
 }
 
 static void cm_mad(uint8_t *m, uint16_t attr, uint64_t tid)
 {
-	memset(m, 0, XR_MAD_SIZE);
-	xr_mad_set(m, XR_MAD_BASE_VERSION, 1);
-	xr_mad_set(m, XR_MAD_MGMT_CLASS, XR_MGMT_CLASS_CM);
-	xr_mad_set(m, XR_MAD_CLASS_VERSION, XR_CM_CLASS_VERSION);
-	xr_mad_set(m, XR_MAD_METHOD, XR_MAD_METHOD_SEND);
-	xr_mad_set(m, XR_MAD_TID, tid);
-	xr_mad_set(m, XR_MAD_ATTR_ID, attr);
+	h_mad_header(m, XR_MGMT_CLASS_CM, XR_CM_CLASS_VERSION, XR_MAD_METHOD_SEND, tid, attr);
 }
 
 static void forged(void)

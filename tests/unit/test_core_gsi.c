@@ -8,8 +8,7 @@
  * Q_Key, P_Key, opcode, length, base version, group or foreign address)
  * are dropped, each under its counter, and answered by nothing.
  */
-#include "core_harness.h"
-#include "core/mad.h"
+#include "gsi_harness.h"
 
 #define FROM 1
 #define TO 0
@@ -45,35 +44,19 @@ static struct xr_path path_to(const struct h_pair *p)
 	return path;
 }
 
+/* A MAD of class mgmt_class, attribute 0x0012, its data bytes counting up. */
 static void mad_init(uint8_t *mad, uint8_t mgmt_class, uint8_t method, uint64_t tid)
 {
-	memset(mad, 0, XR_MAD_SIZE);
-	xr_mad_set(mad, XR_MAD_BASE_VERSION, XR_MGMT_BASE_VERSION);
-	xr_mad_set(mad, XR_MAD_MGMT_CLASS, mgmt_class);
-	xr_mad_set(mad, XR_MAD_CLASS_VERSION, 1);
-	xr_mad_set(mad, XR_MAD_METHOD, method);
-	xr_mad_set(mad, XR_MAD_TID, tid);
-	xr_mad_set(mad, XR_MAD_ATTR_ID, 0x0012);
+	h_mad_header(mad, mgmt_class, 1, method, tid, 0x0012);
 	for (int i = XR_MAD_HDR_SIZE; i < XR_MAD_SIZE; i++)
 		mad[i] = (uint8_t)i;
 }
 
-/* Delivers a UD frame built along path to side TO at once. */
-static void deliver(struct h_pair *p, const struct xr_path *path, uint8_t opcode, uint32_t dqpn,
-		    uint32_t qkey, uint16_t pkey, const uint8_t *payload, uint32_t len)
+/* Delivers a datagram to side TO's QP1 and lets both sides run until quiet. */
+static void deliver(struct h_pair *p, const struct xr_path *path, uint8_t opcode, uint32_t qkey,
+		    uint16_t pkey, const uint8_t *payload, uint32_t len)
 {
-	struct h_forge f;
-
-	if (!h_forge_begin(&f, path, opcode, dqpn, 7, len, 0))
-		return;
-	if (pkey) {
-		f.out.bth[2] = (uint8_t)(pkey >> 8);
-		f.out.bth[3] = (uint8_t)pkey;
-	}
-	h_put32(f.out.bth + xr_deth_off(xr_opinfo[opcode].flags), qkey);
-	h_put32(f.out.bth + xr_deth_off(xr_opinfo[opcode].flags) + 4, XR_GSI_QPN);
-	memcpy(f.out.payload, payload, len);
-	h_forge_deliver(p, TO, &f);
+	h_deliver_to_qp1(p, TO, path, opcode, qkey, pkey, payload, len);
 	h_settle(p);
 }
 
@@ -93,8 +76,7 @@ static void answered_requests(void)
 		uint64_t tid = 0x1122334455667700ull + (uint64_t)method;
 
 		mad_init(mad, 0x04, (uint8_t)method, tid); /* performance management */
-		deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, XR_GSI_QKEY, 0, mad,
-			XR_MAD_SIZE);
+		deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
 		CHECK(t.count == before + 1, "method %#x: %u answers", method, t.count - before);
 		if (t.count != before + 1 || xr_pkt_parse(t.frame, t.len, &pkt) != XR_PARSE_OK) {
 			CHECK(false, "method %#x: no answer that parses", method);
@@ -148,8 +130,7 @@ static void unanswered(void)
 	path = path_to(&p);
 	for (size_t i = 0; i < sizeof(methods); i++) {
 		mad_init(mad, 0x04, methods[i], 99);
-		deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, XR_GSI_QKEY, 0, mad,
-			XR_MAD_SIZE);
+		deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
 	}
 	CHECK(t.count == 0, "%u answers to Sends, responses and traps", t.count);
 	CHECK(p.side[TO].core->stats.mads_unserved == sizeof(methods), "unserved %llu",
@@ -173,18 +154,18 @@ static void not_mads(void)
 	foreign.dgid = h_third_gid();
 	mad_init(mad, 0x04, XR_MAD_METHOD_GET, 5);
 
-	deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, 0x11111111, 0, mad, XR_MAD_SIZE);
+	deliver(&p, &path, XR_OP_UD_SEND_ONLY, 0x11111111, 0, mad, XR_MAD_SIZE);
 	CHECK(st->rx_bad_qkey == 1, "another Q_Key: rx_bad_qkey %llu",
 	      (unsigned long long)st->rx_bad_qkey);
-	deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, XR_GSI_QKEY, 0x7fff, mad, XR_MAD_SIZE);
+	deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QKEY, 0x7fff, mad, XR_MAD_SIZE);
 	CHECK(st->rx_bad_pkey == 1, "another P_Key: rx_bad_pkey %llu",
 	      (unsigned long long)st->rx_bad_pkey);
-	deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, XR_GSI_QKEY, 0, mad, 200);
-	deliver(&p, &path, XR_OP_UD_SEND_ONLY_IMM, XR_GSI_QPN, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
-	deliver(&p, &group, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
-	deliver(&p, &foreign, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
+	deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QKEY, 0, mad, 200);
+	deliver(&p, &path, XR_OP_UD_SEND_ONLY_IMM, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
+	deliver(&p, &group, XR_OP_UD_SEND_ONLY, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
+	deliver(&p, &foreign, XR_OP_UD_SEND_ONLY, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
 	xr_mad_set(mad, XR_MAD_BASE_VERSION, 2);
-	deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QPN, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
+	deliver(&p, &path, XR_OP_UD_SEND_ONLY, XR_GSI_QKEY, 0, mad, XR_MAD_SIZE);
 	CHECK(st->mads_malformed == 5,
 	      "short, with immediate, to a group, to another IP, base version 2: %llu of 5 counted "
 	      "malformed",

@@ -43,7 +43,6 @@ struct cm_id_priv {
 	/* from the REQ */
 	uint8_t max_cm_retries;
 	uint8_t remote_cm_response_timeout, local_cm_response_timeout;
-	bool in_callback;
 };
 
 struct xr_cm {
@@ -186,9 +185,7 @@ static void deliver(struct cm_id_priv *p, const struct xr_cm_event *ev, uint64_t
 
 	if (!p->handler)
 		return;
-	p->in_callback = true;
 	destroy = p->handler(&p->pub, ev);
-	p->in_callback = false;
 	if (destroy)
 		xr_cm_destroy_id(&p->pub, now);
 }
@@ -264,14 +261,35 @@ static void reject_unknown(struct xr_cm *cm, const struct xr_pkt *pkt, const uin
 			   uint32_t remote_id, uint8_t answers, uint16_t reason)
 {
 	uint8_t rej[XR_MAD_SIZE];
-	struct xr_path path;
 
 	mad_begin(rej, XR_CM_ATTR_REJ, xr_mad_get(msg, XR_MAD_TID));
 	xr_mad_set(rej, XR_CM_REJ_REMOTE_COMM_ID, remote_id);
 	xr_mad_set(rej, XR_CM_REJ_MESSAGE_REJECTED, answers);
 	xr_mad_set(rej, XR_CM_REJ_REASON, reason);
-	xr_gsi_path_to_sender(cm->core, pkt, &path);
-	xr_gsi_send(cm->core, &path, rej);
+	xr_gsi_answer(cm->core, pkt, rej);
+}
+
+/*
+ * A new id for a request (REQ, SIDR_REQ) that listener takes: the
+ * listener's consumer, the request's transaction, the path back to its
+ * sender. NULL when no id is free.
+ */
+static struct cm_id_priv *id_for_request(struct xr_cm *cm, const struct cm_id_priv *listener,
+					 const struct xr_pkt *pkt, const uint8_t *m,
+					 enum xr_cm_state state, uint32_t remote_id)
+{
+	struct cm_id_priv *p = id_alloc(cm);
+
+	if (!p)
+		return NULL;
+	p->handler = listener->handler;
+	p->pub.context = listener->pub.context;
+	p->pub.state = state;
+	p->pub.remote_id = remote_id;
+	p->pub.service_id = listener->pub.service_id;
+	p->tid = xr_mad_get(m, XR_MAD_TID);
+	xr_gsi_path_to_sender(cm->core, pkt, &p->pub.path);
+	return p;
 }
 
 /* ---- the consumer's calls -------------------------------------------------- */
@@ -474,12 +492,11 @@ int xr_cm_send_rej(struct xr_cm_id *id, uint16_t reason, const void *ari, uint8_
 }
 
 int xr_cm_send_mra(struct xr_cm_id *id, uint8_t service_timeout, const void *private_data,
-		   uint8_t len, uint64_t now)
+		   uint8_t len)
 {
 	struct cm_id_priv *p = priv_of(id);
 	uint8_t m[XR_MAD_SIZE], answers;
 
-	(void)now;
 	if (id->state == XR_CM_REQ_RCVD)
 		answers = XR_CM_ANSWERS_REQ;
 	else if (id->state == XR_CM_REP_RCVD)
@@ -842,23 +859,16 @@ static bool rx_req(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_t *m,
 			       XR_CM_REJ_INVALID_SERVICE_ID);
 		return true;
 	}
-	p = id_alloc(cm);
+	p = id_for_request(cm, listener, pkt, m, XR_CM_REQ_RCVD, remote_id);
 	if (!p) {
 		reject_unknown(cm, pkt, m, remote_id, XR_CM_ANSWERS_REQ, XR_CM_REJ_NO_RESOURCES);
 		return true;
 	}
-	p->handler = listener->handler;
-	p->pub.context = listener->pub.context;
-	p->pub.state = XR_CM_REQ_RCVD;
-	p->pub.remote_id = remote_id;
 	p->pub.remote_ca_guid = rp->remote_ca_guid;
 	p->pub.remote_qpn = rp->qpn;
-	p->pub.service_id = rp->service_id;
-	p->tid = xr_mad_get(m, XR_MAD_TID);
 	p->max_cm_retries = rp->max_cm_retries;
 	p->remote_cm_response_timeout = rp->remote_cm_response_timeout;
 	p->local_cm_response_timeout = rp->local_cm_response_timeout;
-	xr_gsi_path_to_sender(cm->core, pkt, &p->pub.path);
 	p->pub.path.flow_label = (uint32_t)xr_mad_get(m, XR_CM_REQ_PRIMARY_FLOW_LABEL);
 	p->pub.path.traffic_class = (uint8_t)xr_mad_get(m, XR_CM_REQ_PRIMARY_TRAFFIC_CLASS);
 	ev.listen_id = &listener->pub;
@@ -1118,27 +1128,18 @@ static bool rx_sidr_req(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_
 		}
 	}
 	listener = listener_of(cm, service_id);
-	p = listener ? id_alloc(cm) : NULL;
+	p = listener ? id_for_request(cm, listener, pkt, m, XR_CM_SIDR_REQ_RCVD, request_id) : NULL;
 	if (!p) {
 		uint8_t rep[XR_MAD_SIZE];
-		struct xr_path path;
 
 		mad_begin(rep, XR_CM_ATTR_SIDR_REP, xr_mad_get(m, XR_MAD_TID));
 		xr_mad_set(rep, XR_CM_SIDR_REP_REQUEST_ID, request_id);
 		xr_mad_set(rep, XR_CM_SIDR_REP_STATUS,
 			   listener ? XR_CM_SIDR_NO_QP : XR_CM_SIDR_UNSUPPORTED);
 		xr_mad_set(rep, XR_CM_SIDR_REP_SERVICE_ID, service_id);
-		xr_gsi_path_to_sender(cm->core, pkt, &path);
-		xr_gsi_send(cm->core, &path, rep);
+		xr_gsi_answer(cm->core, pkt, rep);
 		return true;
 	}
-	p->handler = listener->handler;
-	p->pub.context = listener->pub.context;
-	p->pub.state = XR_CM_SIDR_REQ_RCVD;
-	p->pub.remote_id = request_id;
-	p->pub.service_id = service_id;
-	p->tid = xr_mad_get(m, XR_MAD_TID);
-	xr_gsi_path_to_sender(cm->core, pkt, &p->pub.path);
 	ev.listen_id = &listener->pub;
 	set_private(&ev, m, XR_CM_ATTR_SIDR_REQ);
 	deliver(p, &ev, now);
@@ -1159,7 +1160,6 @@ static bool rx_sidr_rep(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_
 	ev.param.sidr_rep.qpn = (uint32_t)xr_mad_get(m, XR_CM_SIDR_REP_QPN);
 	ev.param.sidr_rep.qkey = (uint32_t)xr_mad_get(m, XR_CM_SIDR_REP_QKEY);
 	p->pub.remote_qpn = ev.param.sidr_rep.qpn;
-	p->pub.remote_qkey = ev.param.sidr_rep.qkey;
 	set_private(&ev, m, XR_CM_ATTR_SIDR_REP);
 	deliver(p, &ev, now);
 	return true;

@@ -150,7 +150,6 @@ struct xr_cm_id {
 	uint32_t local_id, remote_id; /* communication IDs (SIDR: the request ID) */
 	uint64_t service_id;
 	uint32_t local_qpn, remote_qpn;
-	uint32_t remote_qkey; /* SIDR */
 	/* The path MADs of this id travel: to the peer, from our address. */
 	struct xr_path path;
 	uint64_t remote_ca_guid;
@@ -185,7 +184,7 @@ int xr_cm_send_rtu(struct xr_cm_id *id, const void *private_data, uint8_t len);
 int xr_cm_send_rej(struct xr_cm_id *id, uint16_t reason, const void *ari, uint8_t ari_len,
 		   const void *private_data, uint8_t len, uint64_t now);
 int xr_cm_send_mra(struct xr_cm_id *id, uint8_t service_timeout, const void *private_data,
-		   uint8_t len, uint64_t now);
+		   uint8_t len);
 int xr_cm_send_dreq(struct xr_cm_id *id, const void *private_data, uint8_t len, uint64_t now);
 int xr_cm_send_drep(struct xr_cm_id *id, const void *private_data, uint8_t len, uint64_t now);
 /* The first packet arrived on the QP before the RTU did (verbs' COMM_EST). */

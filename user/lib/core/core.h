@@ -641,6 +641,8 @@ bool xr_gsi_send(struct xr_core *core, const struct xr_path *path, const uint8_t
 /* The path back to whoever sent pkt: to its addresses, from the ones it came to. */
 void xr_gsi_path_to_sender(const struct xr_core *core, const struct xr_pkt *pkt,
 			   struct xr_path *path);
+/* Sends mad from QP1 back to whoever sent pkt (xr_gsi_path_to_sender). */
+bool xr_gsi_answer(struct xr_core *core, const struct xr_pkt *pkt, const uint8_t *mad);
 
 /* ---- srq.c ---- */
 struct xr_srq_impl *xr_core_create_srq(struct xr_pd *pd, struct xr_srq_init_attr *init, int *err);

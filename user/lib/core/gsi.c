@@ -14,14 +14,6 @@
 #include "core.h"
 #include "mad.h"
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
 void xr_gsi_path_to_sender(const struct xr_core *core, const struct xr_pkt *pkt,
 			   struct xr_path *path)
 {
@@ -48,13 +40,21 @@ bool xr_gsi_send(struct xr_core *core, const struct xr_path *path, const uint8_t
 	if (!xr_core_frame_begin_to(core, &p, &bth, XR_MAD_SIZE, &out))
 		return false;
 	deth = out.bth + xr_deth_off(xr_opinfo[bth.opcode].flags);
-	put32(deth, XR_GSI_QKEY);
-	put32(deth + 4, XR_GSI_QPN);
+	xr_put32(deth, XR_GSI_QKEY);
+	xr_put32(deth + 4, XR_GSI_QPN);
 	xr_pkt_put_payload(&out, 0, mad, XR_MAD_SIZE);
 	xr_core_frame_send(core, NULL, &out);
 	core->gsi_psn = xr_psn_add(core->gsi_psn, 1);
 	core->stats.mads_tx++;
 	return true;
+}
+
+bool xr_gsi_answer(struct xr_core *core, const struct xr_pkt *pkt, const uint8_t *mad)
+{
+	struct xr_path path;
+
+	xr_gsi_path_to_sender(core, pkt, &path);
+	return xr_gsi_send(core, &path, mad);
 }
 
 static bool is_request(uint8_t method)
@@ -66,7 +66,6 @@ static bool is_request(uint8_t method)
 static void unserved(struct xr_core *core, const struct xr_pkt *pkt, const uint8_t *mad)
 {
 	uint8_t resp[XR_MAD_SIZE];
-	struct xr_path path;
 
 	core->stats.mads_unserved++;
 	if (!is_request((uint8_t)xr_mad_get(mad, XR_MAD_METHOD)))
@@ -74,8 +73,7 @@ static void unserved(struct xr_core *core, const struct xr_pkt *pkt, const uint8
 	memcpy(resp, mad, sizeof(resp));
 	xr_mad_set(resp, XR_MAD_METHOD, XR_MAD_METHOD_GET_RESP);
 	xr_mad_set(resp, XR_MAD_STATUS, XR_MAD_STATUS_BAD_VERSION);
-	xr_gsi_path_to_sender(core, pkt, &path);
-	xr_gsi_send(core, &path, resp);
+	xr_gsi_answer(core, pkt, resp);
 }
 
 void xr_gsi_rx(struct xr_core *core, const struct xr_pkt *pkt, uint64_t now)

@@ -63,6 +63,15 @@ struct xr_pkt {
 	uint32_t deth_qkey, deth_sqpn;
 };
 
+/* Stores v big-endian, as every header field on the wire. */
+static inline void xr_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
 /* Parses frame (Ethernet first); the ICRC is not checked here. */
 enum xr_parse_result xr_pkt_parse(const uint8_t *frame, uint32_t len, struct xr_pkt *pkt);
 const char *xr_parse_result_str(enum xr_parse_result r);

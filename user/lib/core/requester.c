@@ -21,18 +21,10 @@ static uint8_t request_opcode(const struct xr_swqe *w, uint32_t pkt)
 	return last ? wi->op_last : wi->op_middle;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
 static void put64(uint8_t *p, uint64_t v)
 {
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
+	xr_put32(p, (uint32_t)(v >> 32));
+	xr_put32(p + 4, (uint32_t)v);
 }
 
 /* First transmission of a WQE: check its local buffers, give it its PSNs. */
@@ -103,13 +95,13 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 	if (oi->flags & XR_OPF_RETH) {
 		uint8_t *h = out.bth + xr_reth_off(oi->flags);
 		put64(h, w->remote_addr + off);
-		put32(h + 8, w->rkey);
-		put32(h + 12, is_read ? w->length - off : w->length);
+		xr_put32(h + 8, w->rkey);
+		xr_put32(h + 12, is_read ? w->length - off : w->length);
 	}
 	if (oi->flags & XR_OPF_ATMETH) {
 		uint8_t *h = out.bth + xr_atmeth_off(oi->flags);
 		put64(h, w->remote_addr);
-		put32(h + 8, w->rkey);
+		xr_put32(h + 8, w->rkey);
 		put64(h + 12, w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ? w->swap : w->compare_add);
 		put64(h + 20, w->opcode == XR_WR_ATOMIC_CMP_AND_SWP ? w->compare_add : 0);
 	}
@@ -118,7 +110,7 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 		uint8_t *h = out.bth + xr_atmeth_off(oi->flags);
 
 		put64(h, w->remote_addr);
-		put32(h + 8, w->rkey);
+		xr_put32(h + 8, w->rkey);
 		put64(h + 12, cas ? w->swap : w->compare_add);
 		put64(h + 20, cas ? w->compare_add : 0);
 		put64(h + 28, cas ? w->swap_mask : w->compare_add_mask);
@@ -127,7 +119,7 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 	if (oi->flags & XR_OPF_IMMDT)
 		memcpy(out.bth + xr_immdt_off(oi->flags), &w->imm_be, 4);
 	if (oi->flags & XR_OPF_IETH)
-		put32(out.bth + xr_ieth_off(oi->flags), w->invalidate_rkey);
+		xr_put32(out.bth + xr_ieth_off(oi->flags), w->invalidate_rkey);
 	if (len) {
 		if (w->is_inline)
 			xr_pkt_put_payload(&out, 0, w->inline_data + off, len);

@@ -10,14 +10,6 @@
 
 #include "core.h"
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
 /*
  * ACKs wait for the end of the receive batch, so a burst of requests asking
  * for one costs one ACK of the newest; everything acknowledged is placed.
@@ -351,12 +343,12 @@ static bool send_response(struct xr_qp_impl *qp, struct xr_rd_resource *res)
 		return false;
 	if (xr_opinfo[bth.opcode].flags & XR_OPF_AETH) {
 		aeth = out.ext;
-		put32(aeth, (uint32_t)res->syndrome << 24 | qp->msn);
+		xr_put32(aeth, (uint32_t)res->syndrome << 24 | qp->msn);
 	}
 	if (res->atomic) {
 		uint8_t *h = out.bth + xr_atmack_off(xr_opinfo[bth.opcode].flags);
-		put32(h, (uint32_t)(res->orig >> 32));
-		put32(h + 4, (uint32_t)res->orig);
+		xr_put32(h, (uint32_t)(res->orig >> 32));
+		xr_put32(h + 4, (uint32_t)res->orig);
 	} else if (len) {
 		xr_mr_copy_out(mr, res->va + off, &out, 0, len);
 	}

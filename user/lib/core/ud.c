@@ -11,14 +11,6 @@
 
 #include "core.h"
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
 struct xr_ah *xr_core_create_ah(struct xr_pd *pd, const struct xr_ah_attr *attr,
 				const uint8_t dmac[6], int *err)
 {
@@ -71,8 +63,8 @@ static bool send_ud(struct xr_qp_impl *qp, struct xr_swqe *w)
 	if (!xr_core_frame_begin_to(qp->core, &w->ud.path, &bth, w->length, &out))
 		return false;
 	deth = out.bth + xr_deth_off(f);
-	put32(deth, w->ud.qkey);
-	put32(deth + 4, qp->pub.qp_num & XR_QPN_MASK); /* a reserved byte, then the QPN */
+	xr_put32(deth, w->ud.qkey);
+	xr_put32(deth + 4, qp->pub.qp_num & XR_QPN_MASK); /* a reserved byte, then the QPN */
 	if (imm)
 		memcpy(out.bth + xr_immdt_off(f), &w->imm_be, 4);
 	if (w->is_inline)
