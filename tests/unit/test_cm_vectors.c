@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include "check_group.h"
+#include "cma/cma.h"
 #include "core/core.h"
 #include "core/mad.h"
 #include "core/packet.h"
@@ -287,12 +290,54 @@ static void frames_sent(struct group *g)
 	      (unsigned long long)core.stats.mads_tx);
 }
 
+/*
+ * The RDMA CM's part of the REQ, from the addresses and ports alone: the
+ * CMA header cma.c writes, the service ID of RDMA_PS_TCP's port, and the
+ * flow label cma.c gives a RoCE route; and the header read back.
+ */
+static void cma_wire(struct group *g)
+{
+	struct sockaddr_in src = {.sin_family = AF_INET, .sin_port = htons(0xce78)};
+	struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons(7174)};
+	struct sockaddr_storage got_src, got_dst;
+	uint8_t hdr[CMA_HDR_SIZE];
+	struct xr_pkt pkt;
+	const uint8_t *req = mad_of(g, 0, &pkt);
+	const struct sockaddr *s = (const struct sockaddr *)&src,
+			      *d = (const struct sockaddr *)&dst;
+
+	if (!req)
+		return;
+	inet_pton(AF_INET, "10.77.0.2", &src.sin_addr);
+	inet_pton(AF_INET, "10.77.0.1", &dst.sin_addr);
+	cma_hdr_build(hdr, s, d);
+	check(g, !memcmp(hdr, req + XR_CM_REQ_PRIVATE_DATA_OFF, CMA_HDR_SIZE),
+	      "the CMA header differs from the capture's");
+	check(g, cma_service_id(XR_RDMA_PS_TCP, 7174) == xr_mad_get(req, XR_CM_REQ_SERVICE_ID),
+	      "service ID %#" PRIx64, cma_service_id(XR_RDMA_PS_TCP, 7174));
+	check(g, cma_flow_label(s, d) == xr_mad_get(req, XR_CM_REQ_PRIMARY_FLOW_LABEL),
+	      "flow label %#x", cma_flow_label(s, d));
+	check(g, cma_hdr_parse(req + XR_CM_REQ_PRIVATE_DATA_OFF, &got_src, &got_dst) == 0,
+	      "the captured header does not parse");
+	check(g,
+	      cma_addr_equal((struct sockaddr *)&got_src, s) &&
+		  cma_port((struct sockaddr *)&got_src) == 0xce78 &&
+		  cma_addr_equal((struct sockaddr *)&got_dst, d),
+	      "the header's addresses read back wrong");
+	hdr[1] = 0x50; /* neither IPv4 nor IPv6 */
+	check(g, cma_hdr_parse(hdr, &got_src, &got_dst) == -EINVAL, "IP version 5 accepted");
+	hdr[1] = 0x40;
+	hdr[0] = 1; /* a CMA version Linux never wrote */
+	check(g, cma_hdr_parse(hdr, &got_src, &got_dst) == -EINVAL, "CMA version 1 accepted");
+}
+
 int main(void)
 {
 	struct group loaded = {.name = "cm: capture loads"},
 		     read = {.name = "cm: fields read as ib_cm wrote them"},
 		     rebuilt = {.name = "cm: MADs rebuilt from their fields"},
-		     sent = {.name = "cm: QP1 frames equal the capture"};
+		     sent = {.name = "cm: QP1 frames equal the capture"},
+		     cma = {.name = "cm: the RDMA CM's header, service ID and flow label"};
 
 	load(&loaded);
 	finish_group(&loaded, vector_dir());
@@ -302,5 +347,7 @@ int main(void)
 	finish_group(&rebuilt, NULL);
 	frames_sent(&sent);
 	finish_group(&sent, NULL);
+	cma_wire(&cma);
+	finish_group(&cma, NULL);
 	return groups_summary("test_cm_vectors");
 }

@@ -302,6 +302,18 @@ static void remove_open_device(struct xr_device *dev)
 	pthread_mutex_unlock(&open_devices_lock);
 }
 
+struct xr_device *xr_device_find_open(const char *ifname)
+{
+	struct xr_device *dev;
+
+	pthread_mutex_lock(&open_devices_lock);
+	for (dev = open_devices; dev; dev = dev->next_open)
+		if (!strcmp(dev->ifname, ifname))
+			break;
+	pthread_mutex_unlock(&open_devices_lock);
+	return dev;
+}
+
 struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open_attr *attr)
 {
 	struct xr_device *dev;

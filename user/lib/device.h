@@ -90,6 +90,8 @@ struct xr_device {
 };
 
 uint64_t xr_now_ns(void);
+/* The device this process has open on ifname, NULL if none. */
+struct xr_device *xr_device_find_open(const char *ifname);
 int xr_engine_start(struct xr_device *dev);
 void xr_engine_stop(struct xr_device *dev);
 /*

@@ -444,3 +444,89 @@ resolved:
 	memcpy(mac, n.lladdr, sizeof(n.lladdr));
 	return 0;
 }
+
+/* ---- routes ---------------------------------------------------------- */
+
+static int route_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+
+	if (mnl_attr_type_valid(attr, RTA_MAX) < 0)
+		return MNL_CB_OK;
+	tb[mnl_attr_get_type(attr)] = attr;
+	return MNL_CB_OK;
+}
+
+static void sockaddr_from_attr(struct sockaddr_storage *ss, int family, const struct nlattr *attr)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->ss_family = (sa_family_t)family;
+	if (family == AF_INET && mnl_attr_get_payload_len(attr) == 4)
+		memcpy(&((struct sockaddr_in *)ss)->sin_addr, mnl_attr_get_payload(attr), 4);
+	else if (family == AF_INET6 && mnl_attr_get_payload_len(attr) == 16)
+		memcpy(&((struct sockaddr_in6 *)ss)->sin6_addr, mnl_attr_get_payload(attr), 16);
+}
+
+static int route_msg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[RTA_MAX + 1] = {0};
+	struct xr_nl_route *route = data;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb);
+	route->local = rtm->rtm_type == RTN_LOCAL;
+	route->ifindex = tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0;
+	route->has_gateway = tb[RTA_GATEWAY] != NULL;
+	if (route->has_gateway)
+		sockaddr_from_attr(&route->gateway, rtm->rtm_family, tb[RTA_GATEWAY]);
+	route->has_prefsrc = tb[RTA_PREFSRC] != NULL;
+	if (route->has_prefsrc)
+		sockaddr_from_attr(&route->prefsrc, rtm->rtm_family, tb[RTA_PREFSRC]);
+	route->found = rtm->rtm_type == RTN_UNICAST || rtm->rtm_type == RTN_LOCAL;
+	return MNL_CB_OK;
+}
+
+int xr_nl_get_route(const struct sockaddr *dst, const struct sockaddr *src,
+		    struct xr_nl_route *route)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	const void *daddr, *saddr = NULL;
+	uint32_t oif = 0;
+	struct rtmsg *rtm;
+	int alen, ret;
+
+	if (dst->sa_family == AF_INET) {
+		daddr = &((const struct sockaddr_in *)dst)->sin_addr;
+		alen = 4;
+		if (src && ((const struct sockaddr_in *)src)->sin_addr.s_addr)
+			saddr = &((const struct sockaddr_in *)src)->sin_addr;
+	} else if (dst->sa_family == AF_INET6) {
+		daddr = &((const struct sockaddr_in6 *)dst)->sin6_addr;
+		alen = 16;
+		oif = ((const struct sockaddr_in6 *)dst)->sin6_scope_id;
+		if (src && !IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)src)->sin6_addr))
+			saddr = &((const struct sockaddr_in6 *)src)->sin6_addr;
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	memset(route, 0, sizeof(*route));
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = (unsigned char)dst->sa_family;
+	rtm->rtm_dst_len = (unsigned char)(alen * 8);
+	mnl_attr_put(nlh, RTA_DST, (size_t)alen, daddr);
+	if (saddr) {
+		rtm->rtm_src_len = (unsigned char)(alen * 8);
+		mnl_attr_put(nlh, RTA_SRC, (size_t)alen, saddr);
+	}
+	if (oif)
+		mnl_attr_put_u32(nlh, RTA_OIF, oif);
+	ret = nl_request(nlh, route_msg_cb, route);
+	if (ret)
+		return ret;
+	return route->found ? 0 : -ENETUNREACH;
+}

@@ -7,6 +7,7 @@
 #define XROCE_NETLINK_H
 
 #include <net/if.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,5 +50,23 @@ int xr_nl_get_gids(int ifindex, const uint8_t mac[6], union xr_gid *gids, int ma
  * Returns 0, -EHOSTUNREACH when resolution failed, or a negative errno.
  */
 int xr_nl_resolve_neigh(int ifindex, const union xr_gid *gid, uint8_t mac[6], int timeout_ms);
+
+/* The kernel's route to an address (its answer to `ip route get`). */
+struct xr_nl_route {
+	bool found;
+	bool local; /* the address is this host's */
+	int ifindex;
+	bool has_gateway, has_prefsrc;
+	struct sockaddr_storage gateway; /* the next hop when not on-link */
+	struct sockaddr_storage prefsrc; /* the source address the kernel would use */
+};
+
+/*
+ * The route to dst (AF_INET or AF_INET6; an IPv6 scope ID as the
+ * interface), from src when it is given and not the wildcard. Returns 0,
+ * -ENETUNREACH when no route leads there, or another negative errno.
+ */
+int xr_nl_get_route(const struct sockaddr *dst, const struct sockaddr *src,
+		    struct xr_nl_route *route);
 
 #endif /* XROCE_NETLINK_H */

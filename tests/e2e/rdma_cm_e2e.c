@@ -1,0 +1,951 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdma_cm_e2e: the RDMA connection manager (xroce/rdma_cm.h) end to end
+ * between two processes, through the CM alone: no out-of-band socket, every
+ * address, QP number and key travels in the CM's own messages.
+ *
+ *   rdma_cm_e2e server ADDR PORT COUNT         echoes COUNT RC connections, one after another
+ *   rdma_cm_e2e server-reject ADDR PORT        rejects one request with private data
+ *   rdma_cm_e2e client DST PORT SIZE           SENDs SIZE bytes, checks the echo
+ *   rdma_cm_e2e client-expect DST PORT EVENT [STATUS]
+ *                                              connects, expects EVENT (and STATUS) first
+ *   rdma_cm_e2e resolve-expect DST TIMEOUT_MS EVENT
+ *                                              resolves DST, expects EVENT, says how long
+ *   rdma_cm_e2e ud-server ADDR PORT            answers a SIDR request, checks one datagram
+ *   rdma_cm_e2e ud-client DST PORT             SIDR-resolves the server, sends one datagram
+ *
+ * ADDR and DST are numeric IPv4 or IPv6 addresses; EVENT is an event's name
+ * without its RDMA_CM_EVENT_ prefix (REJECTED, ADDR_ERROR, ...); STATUS is
+ * the event's status (a reject reason, or a negative errno).
+ *
+ * What the script checks is on stdout, one line each, flushed at once:
+ * "listening", "served N", "server done", "rejected", "echo ok SIZE",
+ * "private data: TEXT", "got EVENT status S", "got EVENT status S after MS
+ * ms", "accepted", "ud ok", "ud sent SIZE". Every wait is bounded; anything
+ * unexpected (an event, a status, a completion, a byte) is described on
+ * stderr and the exit status is 1 (2 for a usage error).
+ *
+ * Events are copied and acknowledged as soon as they are taken: nothing the
+ * CM reported stays unacknowledged, so xr_rdma_destroy_id (which waits for
+ * the acknowledgements) never blocks, and a leaked id shows as
+ * xr_rdma_destroy_event_channel failing with EBUSY.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* e2e_common.h's helpers need it; the Makefile defines it too */
+#endif
+#include <ctype.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdlib.h>
+
+#include "e2e_common.h"
+#include "xroce/rdma_cm.h"
+
+#define PROG "rdma_cm_e2e"
+
+/* How long any one wait for an event or a completion may take. */
+#define EVENT_TIMEOUT_MS 10000
+#define CQ_TIMEOUT_MS 10000
+/* client-expect's wait: an UNREACHABLE comes only once the CM gave up resending its REQ. */
+#define EXPECT_TIMEOUT_MS 30000
+/* Longest poll() in one go, so that the deadline is checked at least this often. */
+#define POLL_SLICE_MS 1000
+
+#define RESOLVE_TIMEOUT_MS 2000
+#define LISTEN_BACKLOG 8
+
+/* The RC server echoes into one buffer of this size: the largest SIZE a client may send. */
+#define ECHO_BUF_SIZE (64u << 10)
+
+#define UD_MSG_SIZE 200
+/* Room after the GRH: more than the message, so that a longer datagram shows in byte_len. */
+#define UD_RECV_ROOM 256
+/* Both sides know it: the UD server has nothing else to learn the client's seed from. */
+#define UD_SEED 0x0dda7a00u
+
+#define CQ_DEPTH 16
+#define QP_DEPTH 4
+
+#define SEND_WR_ID 0x5e9du
+#define RECV_WR_ID 0x9ec7u
+
+/* The private data each side sends, and the reject's (11 bytes, no NUL, as the brief has it). */
+#define REQ_PRIVATE_DATA "xroce-cm-req"
+#define REP_PRIVATE_DATA "xroce-cm-rep"
+#define REJ_PRIVATE_DATA "xroce-cm-no"
+
+/* More than any CM message carries (a REP's 196 bytes, a SIDR REQ's 216). */
+#define PRIVATE_DATA_MAX 256
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* ---- event names ------------------------------------------------------------ */
+
+/* The short names the command line and the result lines use, by enum value. */
+static const char *const event_names[] = {
+    [XR_RDMA_CM_EVENT_ADDR_RESOLVED] = "ADDR_RESOLVED",
+    [XR_RDMA_CM_EVENT_ADDR_ERROR] = "ADDR_ERROR",
+    [XR_RDMA_CM_EVENT_ROUTE_RESOLVED] = "ROUTE_RESOLVED",
+    [XR_RDMA_CM_EVENT_ROUTE_ERROR] = "ROUTE_ERROR",
+    [XR_RDMA_CM_EVENT_CONNECT_REQUEST] = "CONNECT_REQUEST",
+    [XR_RDMA_CM_EVENT_CONNECT_RESPONSE] = "CONNECT_RESPONSE",
+    [XR_RDMA_CM_EVENT_CONNECT_ERROR] = "CONNECT_ERROR",
+    [XR_RDMA_CM_EVENT_UNREACHABLE] = "UNREACHABLE",
+    [XR_RDMA_CM_EVENT_REJECTED] = "REJECTED",
+    [XR_RDMA_CM_EVENT_ESTABLISHED] = "ESTABLISHED",
+    [XR_RDMA_CM_EVENT_DISCONNECTED] = "DISCONNECTED",
+    [XR_RDMA_CM_EVENT_DEVICE_REMOVAL] = "DEVICE_REMOVAL",
+    [XR_RDMA_CM_EVENT_MULTICAST_JOIN] = "MULTICAST_JOIN",
+    [XR_RDMA_CM_EVENT_MULTICAST_ERROR] = "MULTICAST_ERROR",
+    [XR_RDMA_CM_EVENT_ADDR_CHANGE] = "ADDR_CHANGE",
+    [XR_RDMA_CM_EVENT_TIMEWAIT_EXIT] = "TIMEWAIT_EXIT",
+};
+
+#define EVENT_NAMES (int)(sizeof(event_names) / sizeof(event_names[0]))
+
+/* The library's name of an event, for messages; never NULL, even for a value it does not know. */
+static const char *event_str(enum xr_rdma_cm_event_type type)
+{
+	const char *s = xr_rdma_event_str(type);
+
+	return s ? s : "(unknown event)";
+}
+
+/* The event named s, with or without the RDMA_CM_EVENT_ prefix; -1 for no event's name. */
+static int parse_event_name(const char *s)
+{
+	static const char prefix[] = "RDMA_CM_EVENT_";
+
+	if (!strncmp(s, prefix, sizeof(prefix) - 1))
+		s += sizeof(prefix) - 1;
+	for (int i = 0; i < EVENT_NAMES; i++)
+		if (event_names[i] && !strcmp(s, event_names[i]))
+			return i;
+	return -1;
+}
+
+/* ---- the command line ------------------------------------------------------- */
+
+static unsigned long parse_number(const char *s, unsigned long min, unsigned long max,
+				  const char *what)
+{
+	unsigned long v;
+
+	if (!parse_ulong(s, max, &v) || v < min)
+		die("%s must be a number from %lu to %lu, not \"%s\"", what, min, max, s);
+	return v;
+}
+
+/* ADDR (IPv4 or IPv6, numeric only: the test must not depend on a resolver) and PORT. */
+static void parse_sockaddr(const char *host, const char *port, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = {
+	    .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+	    .ai_family = AF_UNSPEC,
+	    .ai_socktype = SOCK_STREAM,
+	};
+	struct addrinfo *res;
+	int err = getaddrinfo(host, port, &hints, &res);
+
+	if (err)
+		die("\"%s\" port %s is no numeric address: %s", host, port, gai_strerror(err));
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+}
+
+/* ---- the event channel ---------------------------------------------------------- */
+
+/* An event, copied out of the CM's before it is acknowledged. */
+struct cm_event {
+	enum xr_rdma_cm_event_type type;
+	int status;
+	struct xr_rdma_cm_id *id;
+	struct xr_rdma_cm_id *listen_id;
+	uint8_t private_data[PRIVATE_DATA_MAX];
+	size_t private_data_len;
+	/* UD ids' events; its private_data pointer is cleared (it dies with the ack). */
+	struct xr_rdma_ud_param ud;
+};
+
+static struct xr_rdma_event_channel *create_channel(void)
+{
+	struct xr_rdma_event_channel *ch = xr_rdma_create_event_channel();
+	int flags;
+
+	if (!ch)
+		die("xr_rdma_create_event_channel: %s", strerror(errno));
+	/*
+	 * Non-blocking, so that xr_rdma_get_cm_event after a poll() that woke
+	 * without an event for us can never block past the deadline.
+	 */
+	flags = fcntl(ch->fd, F_GETFL);
+	if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		die("couldn't make the event channel's fd non-blocking: %s", strerror(errno));
+	return ch;
+}
+
+static void destroy_channel(struct xr_rdma_event_channel *ch)
+{
+	int ret = xr_rdma_destroy_event_channel(ch);
+
+	/* EBUSY here means an id was left behind. */
+	if (ret)
+		die("xr_rdma_destroy_event_channel: %s", strerror(-ret));
+}
+
+/* The events whose param librdmacm fills in; in the others it means nothing. */
+static bool carries_param(enum xr_rdma_cm_event_type type)
+{
+	switch (type) {
+	case XR_RDMA_CM_EVENT_CONNECT_REQUEST:
+	case XR_RDMA_CM_EVENT_CONNECT_RESPONSE:
+	case XR_RDMA_CM_EVENT_ESTABLISHED:
+	case XR_RDMA_CM_EVENT_REJECTED:
+	case XR_RDMA_CM_EVENT_UNREACHABLE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Copies what the test reads of ev; the private data of a UD id's event is in param.ud. */
+static void copy_event(const struct xr_rdma_cm_event *ev, struct cm_event *out)
+{
+	bool ud = ev->id && ev->id->ps == XR_RDMA_PS_UDP;
+	const void *data = ud ? ev->param.ud.private_data : ev->param.conn.private_data;
+	size_t len = ud ? ev->param.ud.private_data_len : ev->param.conn.private_data_len;
+
+	memset(out, 0, sizeof(*out));
+	out->type = ev->event;
+	out->status = ev->status;
+	out->id = ev->id;
+	out->listen_id = ev->listen_id;
+	if (!carries_param(ev->event))
+		return;
+	if (ud) {
+		out->ud = ev->param.ud;
+		out->ud.private_data = NULL;
+	}
+	if (!data)
+		len = 0;
+	out->private_data_len = len < PRIVATE_DATA_MAX ? len : PRIVATE_DATA_MAX;
+	if (out->private_data_len)
+		memcpy(out->private_data, data, out->private_data_len);
+}
+
+/*
+ * Takes the next event from ch within timeout_ms into *out and acknowledges
+ * it; waiting_for names what the caller expects, for the message when
+ * nothing comes.
+ */
+static void next_event(struct xr_rdma_event_channel *ch, int timeout_ms,
+		       enum xr_rdma_cm_event_type waiting_for, struct cm_event *out)
+{
+	int64_t deadline = tool_now_ms() + timeout_ms;
+	struct xr_rdma_cm_event *ev;
+	int ret;
+
+	for (;;) {
+		struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+		int64_t left;
+
+		ret = xr_rdma_get_cm_event(ch, &ev);
+		if (ret == 0)
+			break;
+		if (ret != -EAGAIN && ret != -EINTR)
+			die("xr_rdma_get_cm_event (waiting for %s): %s", event_str(waiting_for),
+			    strerror(-ret));
+		left = deadline - tool_now_ms();
+		if (left <= 0)
+			die("no event within %d ms: expected %s", timeout_ms,
+			    event_str(waiting_for));
+		if (poll(&pfd, 1, left > POLL_SLICE_MS ? POLL_SLICE_MS : (int)left) < 0 &&
+		    errno != EINTR)
+			die("poll on the event channel: %s", strerror(errno));
+	}
+	copy_event(ev, out);
+	ret = xr_rdma_ack_cm_event(ev);
+	if (ret)
+		die("xr_rdma_ack_cm_event (%s): %s", event_str(out->type), strerror(-ret));
+}
+
+/* The next event, which must be type, for id (NULL: any), with status 0. */
+static void expect_event(struct xr_rdma_event_channel *ch, enum xr_rdma_cm_event_type type,
+			 struct xr_rdma_cm_id *id, struct cm_event *out)
+{
+	next_event(ch, EVENT_TIMEOUT_MS, type, out);
+	if (out->type != type)
+		die("expected %s, got %s (status %d)", event_str(type), event_str(out->type),
+		    out->status);
+	if (id && out->id != id)
+		die("%s for id %p, expected it for id %p", event_str(type), (void *)out->id,
+		    (void *)id);
+	if (out->status)
+		die("%s with status %d, expected 0", event_str(type), out->status);
+}
+
+/* ---- private data ---------------------------------------------------------------- */
+
+/* The text the private data starts with (up to its first NUL); false unless printable. */
+static bool private_text(const struct cm_event *ev, size_t *len)
+{
+	size_t n = 0;
+
+	while (n < ev->private_data_len && ev->private_data[n])
+		if (!isprint(ev->private_data[n++]))
+			return false;
+	*len = n;
+	return n > 0;
+}
+
+/* ev's private data for a message: its text, or its first bytes in hex. */
+static const char *describe_private_data(const struct cm_event *ev, char *out, size_t size)
+{
+	size_t len, used = 0;
+
+	if (!ev->private_data_len) {
+		snprintf(out, size, "none");
+	} else if (private_text(ev, &len)) {
+		snprintf(out, size, "\"%.*s\" (%zu bytes)", (int)len,
+			 (const char *)ev->private_data, ev->private_data_len);
+	} else {
+		used = (size_t)snprintf(out, size, "%zu bytes:", ev->private_data_len);
+		for (size_t i = 0; i < ev->private_data_len && i < 16 && used < size; i++)
+			used +=
+			    (size_t)snprintf(out + used, size - used, " %02x", ev->private_data[i]);
+	}
+	return out;
+}
+
+/* The private data must begin with want; it may be longer (the CM pads it with zeros). */
+static void check_private_data(const struct cm_event *ev, const char *want)
+{
+	size_t n = strlen(want);
+	char text[128];
+
+	if (ev->private_data_len < n || memcmp(ev->private_data, want, n))
+		die("%s carries private data %s, expected it to begin with \"%s\"",
+		    event_str(ev->type), describe_private_data(ev, text, sizeof(text)), want);
+}
+
+/* ---- ids ---------------------------------------------------------------------------- */
+
+static struct xr_rdma_cm_id *create_id(struct xr_rdma_event_channel *ch, enum xr_rdma_port_space ps)
+{
+	struct xr_rdma_cm_id *id;
+	int ret = xr_rdma_create_id(ch, &id, NULL, ps);
+
+	if (ret)
+		die("xr_rdma_create_id: %s", strerror(-ret));
+	return id;
+}
+
+static void destroy_id(struct xr_rdma_cm_id *id)
+{
+	int ret = xr_rdma_destroy_id(id);
+
+	if (ret)
+		die("xr_rdma_destroy_id: %s", strerror(-ret));
+}
+
+/* A listening id on ADDR:PORT; says "listening" once the CM takes requests. */
+static struct xr_rdma_cm_id *listen_on(struct xr_rdma_event_channel *ch, enum xr_rdma_port_space ps,
+				       const char *addr, const char *port)
+{
+	struct xr_rdma_cm_id *id = create_id(ch, ps);
+	struct sockaddr_storage ss;
+	int ret;
+
+	parse_sockaddr(addr, port, &ss);
+	ret = xr_rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (ret)
+		die("xr_rdma_bind_addr %s port %s: %s", addr, port, strerror(-ret));
+	ret = xr_rdma_listen(id, LISTEN_BACKLOG);
+	if (ret)
+		die("xr_rdma_listen: %s", strerror(-ret));
+	printf("listening\n");
+	return id;
+}
+
+/* Resolves dst's address and route on id: ADDR_RESOLVED, then ROUTE_RESOLVED. */
+static void resolve(struct xr_rdma_event_channel *ch, struct xr_rdma_cm_id *id,
+		    const struct sockaddr_storage *dst)
+{
+	struct cm_event ev;
+	int ret = xr_rdma_resolve_addr(id, NULL, (const struct sockaddr *)dst, RESOLVE_TIMEOUT_MS);
+
+	if (ret)
+		die("xr_rdma_resolve_addr: %s", strerror(-ret));
+	expect_event(ch, XR_RDMA_CM_EVENT_ADDR_RESOLVED, id, &ev);
+	ret = xr_rdma_resolve_route(id, RESOLVE_TIMEOUT_MS);
+	if (ret)
+		die("xr_rdma_resolve_route: %s", strerror(-ret));
+	expect_event(ch, XR_RDMA_CM_EVENT_ROUTE_RESOLVED, id, &ev);
+	if (!id->verbs)
+		die("the id has no device once its route is resolved");
+}
+
+/* ---- one side of a connection: its id, CQs, QP, buffers -------------------------------- */
+
+struct endpoint {
+	struct xr_rdma_cm_id *id;
+	/* Apart: a SEND's completion and the peer's answer may come in either order. */
+	struct xr_cq *send_cq, *recv_cq;
+	uint8_t *send_buf, *recv_buf; /* the RC server echoes from recv_buf: send_buf is NULL */
+	struct xr_mr *send_mr, *recv_mr;
+	struct xr_ah *ah; /* the UD client's, to the server */
+};
+
+/* CQs on the id's device and a QP of type through the CM, on the CM's PD. */
+static void create_qp(struct endpoint *ep, enum xr_qp_type type)
+{
+	struct xr_qp_init_attr init = {
+	    .cap = {.max_send_wr = QP_DEPTH,
+		    .max_recv_wr = QP_DEPTH,
+		    .max_send_sge = 1,
+		    .max_recv_sge = 1},
+	    .qp_type = type,
+	};
+	int ret;
+
+	if (!ep->id->verbs)
+		die("the id has no device to create a QP on");
+	ep->send_cq = xr_create_cq(ep->id->verbs, CQ_DEPTH, NULL);
+	ep->recv_cq = xr_create_cq(ep->id->verbs, CQ_DEPTH, NULL);
+	if (!ep->send_cq || !ep->recv_cq)
+		die("xr_create_cq: %s", strerror(errno));
+	init.send_cq = ep->send_cq;
+	init.recv_cq = ep->recv_cq;
+	ret = xr_rdma_create_qp(ep->id, NULL, &init);
+	if (ret)
+		die("xr_rdma_create_qp: %s", strerror(-ret));
+	if (!ep->id->qp || ep->id->qp->qp_type != type)
+		die("xr_rdma_create_qp succeeded but the id has no QP of type %d", type);
+}
+
+/* A zeroed buffer of len bytes registered on the QP's PD for local writes. */
+static uint8_t *alloc_registered(struct endpoint *ep, size_t len, struct xr_mr **mr)
+{
+	uint8_t *buf = calloc(1, len);
+
+	if (!buf)
+		die("out of memory for %zu bytes", len);
+	*mr = xr_reg_mr(ep->id->qp->pd, buf, len, XR_ACCESS_LOCAL_WRITE);
+	if (!*mr)
+		die("xr_reg_mr of %zu bytes: %s", len, strerror(errno));
+	return buf;
+}
+
+static void post_recv(struct endpoint *ep, uint8_t *buf, uint32_t len)
+{
+	struct xr_sge sge = sge_of(ep->recv_mr, buf, len);
+	struct xr_recv_wr wr = {.wr_id = RECV_WR_ID, .sg_list = &sge, .num_sge = 1};
+	struct xr_recv_wr *bad;
+	int ret = xr_post_recv(ep->id->qp, &wr, &bad);
+
+	if (ret)
+		die("xr_post_recv of %u bytes: %s", len, strerror(-ret));
+}
+
+/* Where a UD SEND goes; NULL for RC. */
+struct ud_dest {
+	struct xr_ah *ah;
+	uint32_t qpn, qkey;
+};
+
+static void post_send(struct endpoint *ep, struct xr_mr *mr, uint8_t *buf, uint32_t len,
+		      const struct ud_dest *ud)
+{
+	struct xr_sge sge = sge_of(mr, buf, len);
+	struct xr_send_wr wr = {
+	    .wr_id = SEND_WR_ID,
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = XR_WR_SEND,
+	    .send_flags = XR_SEND_SIGNALED,
+	};
+	struct xr_send_wr *bad;
+	int ret;
+
+	if (ud) {
+		wr.wr.ud.ah = ud->ah;
+		wr.wr.ud.remote_qpn = ud->qpn;
+		wr.wr.ud.remote_qkey = ud->qkey;
+	}
+	ret = xr_post_send(ep->id->qp, &wr, &bad);
+	if (ret)
+		die("xr_post_send of %u bytes: %s", len, strerror(-ret));
+}
+
+/* The one completion of wr_id on cq, which must be a success of opcode. */
+static struct xr_wc wait_completion(struct xr_cq *cq, uint64_t wr_id, enum xr_wc_opcode opcode,
+				    const char *what)
+{
+	struct xr_wc wc;
+
+	if (poll_cq_until(cq, &wc, 1, 1, tool_now_ms() + CQ_TIMEOUT_MS) != 1)
+		die("no %s completion within %d ms", what, CQ_TIMEOUT_MS);
+	if (wc.wr_id != wr_id)
+		die("%s completion for wr_id 0x%" PRIx64 ", expected 0x%" PRIx64, what, wc.wr_id,
+		    wr_id);
+	if (wc.status != XR_WC_SUCCESS)
+		die("%s completed with \"%s\" (vendor_err %u)", what, xr_wc_status_str(wc.status),
+		    wc.vendor_err);
+	if (wc.opcode != opcode)
+		die("%s completion has opcode %d, expected %d", what, wc.opcode, opcode);
+	return wc;
+}
+
+/* The id's QP and what hangs on it, in the order verbs lets them go; the id stays. */
+static void release_endpoint(struct endpoint *ep)
+{
+	int ret = 0;
+
+	if (ep->ah && (ret = xr_destroy_ah(ep->ah)))
+		die("xr_destroy_ah: %s", strerror(-ret));
+	if (ep->id->qp)
+		xr_rdma_destroy_qp(ep->id);
+	if (ep->send_mr && (ret = xr_dereg_mr(ep->send_mr)))
+		die("xr_dereg_mr: %s", strerror(-ret));
+	if (ep->recv_mr && (ret = xr_dereg_mr(ep->recv_mr)))
+		die("xr_dereg_mr: %s", strerror(-ret));
+	if (ep->send_cq && (ret = xr_destroy_cq(ep->send_cq)))
+		die("xr_destroy_cq: %s", strerror(-ret));
+	if (ep->recv_cq && (ret = xr_destroy_cq(ep->recv_cq)))
+		die("xr_destroy_cq: %s", strerror(-ret));
+	free(ep->send_buf);
+	free(ep->recv_buf);
+	*ep = (struct endpoint){.id = ep->id};
+}
+
+/* ---- RC: the echo server and its client --------------------------------------------------- */
+
+static const struct xr_rdma_conn_param client_conn_param = {
+    .private_data = REQ_PRIVATE_DATA,
+    .private_data_len = sizeof(REQ_PRIVATE_DATA) - 1,
+    .responder_resources = 1,
+    .initiator_depth = 1,
+    .retry_count = 7,
+    .rnr_retry_count = 7,
+};
+
+static const struct xr_rdma_conn_param server_conn_param = {
+    .private_data = REP_PRIVATE_DATA,
+    .private_data_len = sizeof(REP_PRIVATE_DATA) - 1,
+    .responder_resources = 1,
+    .initiator_depth = 1,
+    .rnr_retry_count = 7,
+};
+
+/* The next CONNECT_REQUEST on listener, from a client of ours (its private data says so). */
+static struct xr_rdma_cm_id *take_request(struct xr_rdma_event_channel *ch,
+					  struct xr_rdma_cm_id *listener)
+{
+	struct cm_event ev;
+
+	expect_event(ch, XR_RDMA_CM_EVENT_CONNECT_REQUEST, NULL, &ev);
+	if (ev.listen_id != listener)
+		die("CONNECT_REQUEST names listener %p, expected %p", (void *)ev.listen_id,
+		    (void *)listener);
+	if (!ev.id || ev.id == listener)
+		die("CONNECT_REQUEST without a new id of its own");
+	check_private_data(&ev, REQ_PRIVATE_DATA);
+	return ev.id;
+}
+
+/*
+ * The passive side's end of a connection: DISCONNECTED, then
+ * xr_rdma_disconnect, as librdmacm's rping does (it sends the DREP the
+ * peer's DREQ waits for). EINVAL there is reported but tolerated: Linux's
+ * rdma_cm returns it for an id whose connection is already gone.
+ */
+static void await_peer_disconnect(struct xr_rdma_event_channel *ch, struct xr_rdma_cm_id *id)
+{
+	struct cm_event ev;
+	int ret;
+
+	expect_event(ch, XR_RDMA_CM_EVENT_DISCONNECTED, id, &ev);
+	ret = xr_rdma_disconnect(id);
+	if (ret == -EINVAL)
+		fprintf(stderr, PROG ": xr_rdma_disconnect after DISCONNECTED: %s (tolerated)\n",
+			strerror(-ret));
+	else if (ret)
+		die("xr_rdma_disconnect after DISCONNECTED: %s", strerror(-ret));
+}
+
+/* One connection: accept it, echo the one message it sends, and see it go. */
+static void serve_one(struct xr_rdma_event_channel *ch, struct xr_rdma_cm_id *listener)
+{
+	struct endpoint ep = {.id = take_request(ch, listener)};
+	struct cm_event ev;
+	struct xr_wc wc;
+	int ret;
+
+	create_qp(&ep, XR_QPT_RC);
+	ep.recv_buf = alloc_registered(&ep, ECHO_BUF_SIZE, &ep.recv_mr);
+	post_recv(&ep, ep.recv_buf, ECHO_BUF_SIZE);
+	ret = xr_rdma_accept(ep.id, &server_conn_param);
+	if (ret)
+		die("xr_rdma_accept: %s", strerror(-ret));
+	expect_event(ch, XR_RDMA_CM_EVENT_ESTABLISHED, ep.id, &ev);
+
+	wc = wait_completion(ep.recv_cq, RECV_WR_ID, XR_WC_RECV, "receive");
+	if (wc.byte_len == 0 || wc.byte_len > ECHO_BUF_SIZE)
+		die("the receive completed with byte_len %u", wc.byte_len);
+	/* The echo leaves from where it arrived: the receive's MR covers it. */
+	post_send(&ep, ep.recv_mr, ep.recv_buf, wc.byte_len, NULL);
+	wait_completion(ep.send_cq, SEND_WR_ID, XR_WC_SEND, "echo send");
+
+	await_peer_disconnect(ch, ep.id);
+	release_endpoint(&ep);
+	destroy_id(ep.id);
+}
+
+static int run_server(char **argv)
+{
+	unsigned long count = parse_number(argv[3], 1, 1000, "COUNT");
+	struct xr_rdma_event_channel *ch = create_channel();
+	struct xr_rdma_cm_id *listener = listen_on(ch, XR_RDMA_PS_TCP, argv[1], argv[2]);
+
+	for (unsigned long n = 1; n <= count; n++) {
+		serve_one(ch, listener);
+		printf("served %lu\n", n);
+	}
+	destroy_id(listener);
+	destroy_channel(ch);
+	printf("server done\n");
+	return 0;
+}
+
+static int run_server_reject(char **argv)
+{
+	struct xr_rdma_event_channel *ch = create_channel();
+	struct xr_rdma_cm_id *listener = listen_on(ch, XR_RDMA_PS_TCP, argv[1], argv[2]);
+	struct xr_rdma_cm_id *id = take_request(ch, listener);
+	int ret = xr_rdma_reject(id, REJ_PRIVATE_DATA, sizeof(REJ_PRIVATE_DATA) - 1);
+
+	if (ret)
+		die("xr_rdma_reject: %s", strerror(-ret));
+	destroy_id(id);
+	printf("rejected\n");
+	destroy_id(listener);
+	destroy_channel(ch);
+	return 0;
+}
+
+/* An RC id to DST:PORT, resolved, with its QP: what both RC clients start from. */
+static void rc_client_setup(struct xr_rdma_event_channel *ch, struct endpoint *ep, const char *dst,
+			    const char *port)
+{
+	struct sockaddr_storage ss;
+
+	parse_sockaddr(dst, port, &ss);
+	ep->id = create_id(ch, XR_RDMA_PS_TCP);
+	resolve(ch, ep->id, &ss);
+	create_qp(ep, XR_QPT_RC);
+}
+
+static void connect_id(struct xr_rdma_cm_id *id, const struct xr_rdma_conn_param *param)
+{
+	int ret = xr_rdma_connect(id, param);
+
+	if (ret)
+		die("xr_rdma_connect: %s", strerror(-ret));
+}
+
+/* The active side's end of a connection: xr_rdma_disconnect (DREQ), then DISCONNECTED. */
+static void disconnect_and_wait(struct xr_rdma_event_channel *ch, struct xr_rdma_cm_id *id)
+{
+	struct cm_event ev;
+	int ret = xr_rdma_disconnect(id);
+
+	if (ret)
+		die("xr_rdma_disconnect: %s", strerror(-ret));
+	expect_event(ch, XR_RDMA_CM_EVENT_DISCONNECTED, id, &ev);
+}
+
+/* The echo must be the message, byte for byte; says where it is not. */
+static void check_echo(const struct endpoint *ep, const struct xr_wc *wc, uint32_t size)
+{
+	if (wc->byte_len != size)
+		die("the echo is %u bytes, sent %u", wc->byte_len, size);
+	if (memcmp(ep->send_buf, ep->recv_buf, size)) {
+		size_t i = 0;
+
+		while (ep->send_buf[i] == ep->recv_buf[i])
+			i++;
+		die("the echo differs from byte %zu of %u on: 0x%02x, sent 0x%02x", i, size,
+		    ep->recv_buf[i], ep->send_buf[i]);
+	}
+}
+
+static int run_client(char **argv)
+{
+	uint32_t size = (uint32_t)parse_number(argv[3], 1, ECHO_BUF_SIZE, "SIZE");
+	struct xr_rdma_event_channel *ch = create_channel();
+	struct endpoint ep = {0};
+	struct cm_event ev;
+	struct xr_wc wc;
+
+	rc_client_setup(ch, &ep, argv[1], argv[2]);
+	ep.send_buf = alloc_registered(&ep, size, &ep.send_mr);
+	ep.recv_buf = alloc_registered(&ep, size, &ep.recv_mr);
+	/* Seeded by the pid: each client's message differs, so a stale echo shows. */
+	fill_pattern(ep.send_buf, (uint32_t)getpid(), 0, size);
+	/* Before connecting: the echo may come as soon as the server sees the message. */
+	post_recv(&ep, ep.recv_buf, size);
+	connect_id(ep.id, &client_conn_param);
+	expect_event(ch, XR_RDMA_CM_EVENT_ESTABLISHED, ep.id, &ev);
+	check_private_data(&ev, REP_PRIVATE_DATA);
+
+	post_send(&ep, ep.send_mr, ep.send_buf, size, NULL);
+	wait_completion(ep.send_cq, SEND_WR_ID, XR_WC_SEND, "send");
+	wc = wait_completion(ep.recv_cq, RECV_WR_ID, XR_WC_RECV, "echo receive");
+	check_echo(&ep, &wc, size);
+
+	disconnect_and_wait(ch, ep.id);
+	release_endpoint(&ep);
+	destroy_id(ep.id);
+	destroy_channel(ch);
+	printf("echo ok %u\n", size);
+	return 0;
+}
+
+/* A signed STATUS (reject reasons are positive, errnos negative). */
+static int parse_status(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || end == s || *end || v < -4096 || v > 65535)
+		die("STATUS must be a number, not \"%s\"", s);
+	return (int)v;
+}
+
+static int event_arg(const char *s)
+{
+	int type = parse_event_name(s);
+
+	if (type < 0)
+		die("\"%s\" is no event's name (e.g. REJECTED, ADDR_ERROR)", s);
+	return type;
+}
+
+static int run_client_expect(char **argv)
+{
+	enum xr_rdma_cm_event_type want = event_arg(argv[3]);
+	bool check_status = argv[4] != NULL; /* the list ends in NULL, as argv does */
+	int want_status = check_status ? parse_status(argv[4]) : 0;
+	struct xr_rdma_event_channel *ch = create_channel();
+	struct endpoint ep = {0};
+	struct cm_event ev;
+	size_t len;
+
+	rc_client_setup(ch, &ep, argv[1], argv[2]);
+	connect_id(ep.id, &client_conn_param);
+	next_event(ch, EXPECT_TIMEOUT_MS, want, &ev);
+	if (ev.type != want)
+		die("expected %s as the first event of the connection, got %s (status %d)",
+		    event_str(want), event_str(ev.type), ev.status);
+	if (ev.id != ep.id)
+		die("%s for id %p, expected it for id %p", event_str(want), (void *)ev.id,
+		    (void *)ep.id);
+	if (check_status && ev.status != want_status)
+		die("%s with status %d, expected %d", event_str(want), ev.status, want_status);
+	if (want == XR_RDMA_CM_EVENT_REJECTED && private_text(&ev, &len))
+		printf("private data: %.*s\n", (int)len, (const char *)ev.private_data);
+	printf("got %s status %d\n", event_names[want], ev.status);
+
+	/* A connection that was expected to come up still ends as it should. */
+	if (want == XR_RDMA_CM_EVENT_ESTABLISHED)
+		disconnect_and_wait(ch, ep.id);
+	release_endpoint(&ep);
+	destroy_id(ep.id);
+	destroy_channel(ch);
+	return 0;
+}
+
+static int run_resolve_expect(char **argv)
+{
+	int timeout_ms = (int)parse_number(argv[2], 1, 60000, "TIMEOUT_MS");
+	enum xr_rdma_cm_event_type want = event_arg(argv[3]);
+	struct xr_rdma_event_channel *ch = create_channel();
+	struct xr_rdma_cm_id *id = create_id(ch, XR_RDMA_PS_TCP);
+	struct sockaddr_storage dst;
+	struct cm_event ev;
+	int64_t start;
+	int ret;
+
+	parse_sockaddr(argv[1], "0", &dst);
+	start = tool_now_ms();
+	ret = xr_rdma_resolve_addr(id, NULL, (const struct sockaddr *)&dst, timeout_ms);
+	if (ret)
+		die("xr_rdma_resolve_addr: %s", strerror(-ret));
+	/* The CM's own timeout must run out before ours does. */
+	next_event(ch, timeout_ms + EVENT_TIMEOUT_MS, want, &ev);
+	if (ev.type != want)
+		die("expected %s, got %s (status %d) after %" PRId64 " ms", event_str(want),
+		    event_str(ev.type), ev.status, tool_now_ms() - start);
+	printf("got %s status %d after %" PRId64 " ms\n", event_names[want], ev.status,
+	       tool_now_ms() - start);
+	destroy_id(id);
+	destroy_channel(ch);
+	return 0;
+}
+
+/* ---- UD: SIDR ------------------------------------------------------------------------------ */
+
+/*
+ * Answers one SIDR request with a UD QP of its own (the CM puts its QPN and
+ * Q_Key in the reply), then checks the one datagram the client sends it.
+ */
+static int run_ud_server(char **argv)
+{
+	struct xr_rdma_event_channel *ch = create_channel();
+	struct xr_rdma_cm_id *listener = listen_on(ch, XR_RDMA_PS_UDP, argv[1], argv[2]);
+	struct endpoint ep = {.id = take_request(ch, listener)};
+	const uint32_t room = XR_GRH_SIZE + UD_RECV_ROOM;
+	struct xr_wc wc;
+	ssize_t bad;
+	int ret;
+
+	create_qp(&ep, XR_QPT_UD);
+	ep.recv_buf = alloc_registered(&ep, room, &ep.recv_mr);
+	post_recv(&ep, ep.recv_buf, room);
+	/* NULL: with a QP on the id, the CM takes the QPN from it. */
+	ret = xr_rdma_accept(ep.id, NULL);
+	if (ret)
+		die("xr_rdma_accept: %s", strerror(-ret));
+	printf("accepted\n");
+
+	wc = wait_completion(ep.recv_cq, RECV_WR_ID, XR_WC_RECV, "datagram receive");
+	/* Every UD receive starts with the 40-byte GRH, then the payload. */
+	if (wc.byte_len != XR_GRH_SIZE + UD_MSG_SIZE)
+		die("the datagram's receive has byte_len %u, expected %d + %d", wc.byte_len,
+		    XR_GRH_SIZE, UD_MSG_SIZE);
+	bad = pattern_mismatch(ep.recv_buf + XR_GRH_SIZE, UD_SEED, 0, UD_MSG_SIZE);
+	if (bad >= 0)
+		die("the datagram differs at byte %zd: 0x%02x, expected 0x%02x", bad,
+		    ep.recv_buf[XR_GRH_SIZE + bad], pattern_byte(UD_SEED, (size_t)bad));
+	printf("ud ok\n");
+
+	release_endpoint(&ep);
+	destroy_id(ep.id);
+	destroy_id(listener);
+	destroy_channel(ch);
+	return 0;
+}
+
+/* The SIDR reply's QPN and Q_Key must be a UD QP's, with the Q_Key of RDMA_PS_UDP. */
+static void check_sidr_reply(const struct cm_event *ev)
+{
+	if (ev->ud.qp_num == 0 || ev->ud.qp_num > 0xffffff)
+		die("ESTABLISHED names QPN 0x%x", ev->ud.qp_num);
+	if (ev->ud.qkey != XR_RDMA_UDP_QKEY)
+		die("ESTABLISHED names Q_Key 0x%08x, expected 0x%08x", ev->ud.qkey,
+		    XR_RDMA_UDP_QKEY);
+}
+
+static int run_ud_client(char **argv)
+{
+	struct xr_rdma_event_channel *ch = create_channel();
+	struct endpoint ep = {0};
+	struct sockaddr_storage ss;
+	struct xr_ah_attr ah_attr;
+	struct ud_dest dest;
+	struct cm_event ev;
+	/* UD ids ignore everything but the private data (SIDR has no QP parameters to agree). */
+	struct xr_rdma_conn_param param = {
+	    .private_data = REQ_PRIVATE_DATA,
+	    .private_data_len = sizeof(REQ_PRIVATE_DATA) - 1,
+	};
+
+	parse_sockaddr(argv[1], argv[2], &ss);
+	ep.id = create_id(ch, XR_RDMA_PS_UDP);
+	resolve(ch, ep.id, &ss);
+	create_qp(&ep, XR_QPT_UD);
+	ep.send_buf = alloc_registered(&ep, UD_MSG_SIZE, &ep.send_mr);
+	fill_pattern(ep.send_buf, UD_SEED, 0, UD_MSG_SIZE);
+	/* On a UD id this sends a SIDR REQ; the reply comes as ESTABLISHED. */
+	connect_id(ep.id, &param);
+	expect_event(ch, XR_RDMA_CM_EVENT_ESTABLISHED, ep.id, &ev);
+	check_sidr_reply(&ev);
+
+	ah_attr = ev.ud.ah_attr;
+	ep.ah = xr_create_ah(ep.id->qp->pd, &ah_attr);
+	if (!ep.ah)
+		die("xr_create_ah from ESTABLISHED's ah_attr: %s", strerror(errno));
+	dest = (struct ud_dest){.ah = ep.ah, .qpn = ev.ud.qp_num, .qkey = ev.ud.qkey};
+	post_send(&ep, ep.send_mr, ep.send_buf, UD_MSG_SIZE, &dest);
+	wait_completion(ep.send_cq, SEND_WR_ID, XR_WC_SEND, "datagram send");
+	printf("ud sent %d\n", UD_MSG_SIZE);
+
+	release_endpoint(&ep);
+	destroy_id(ep.id);
+	destroy_channel(ch);
+	return 0;
+}
+
+/* ---- main ------------------------------------------------------------------------------------ */
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: " PROG " server ADDR PORT COUNT\n"
+			"       " PROG " server-reject ADDR PORT\n"
+			"       " PROG " client DST PORT SIZE\n"
+			"       " PROG " client-expect DST PORT EVENT [STATUS]\n"
+			"       " PROG " resolve-expect DST TIMEOUT_MS EVENT\n"
+			"       " PROG " ud-server ADDR PORT\n"
+			"       " PROG " ud-client DST PORT\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int min_args, max_args; /* after the mode's name */
+		int (*run)(char **args);
+	} modes[] = {
+	    {"server", 3, 3, run_server},
+	    {"server-reject", 2, 2, run_server_reject},
+	    {"client", 3, 3, run_client},
+	    {"client-expect", 3, 4, run_client_expect},
+	    {"resolve-expect", 3, 3, run_resolve_expect},
+	    {"ud-server", 2, 2, run_ud_server},
+	    {"ud-client", 2, 2, run_ud_client},
+	};
+
+	/* The script waits for lines while the process runs: each must reach the log at once. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		usage();
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		int nargs = argc - 2;
+
+		if (strcmp(argv[1], modes[i].name))
+			continue;
+		if (nargs < modes[i].min_args || nargs > modes[i].max_args)
+			usage();
+		/* args[1] is the mode's first argument, as argv[1] is a program's. */
+		return modes[i].run(argv + 1);
+	}
+	usage();
+}
