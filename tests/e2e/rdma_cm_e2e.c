@@ -5,6 +5,7 @@
  * address, QP number and key travels in the CM's own messages.
  *
  *   rdma_cm_e2e server ADDR PORT COUNT         echoes COUNT RC connections, one after another
+ *   rdma_cm_e2e server-establish ADDR PORT     accepts any client, takes one message, disconnects
  *   rdma_cm_e2e server-reject ADDR PORT        rejects one request with private data
  *   rdma_cm_e2e client DST PORT SIZE           SENDs SIZE bytes, checks the echo
  *   rdma_cm_e2e client-expect DST PORT EVENT [STATUS]
@@ -552,9 +553,9 @@ static const struct xr_rdma_conn_param server_conn_param = {
     .rnr_retry_count = 7,
 };
 
-/* The next CONNECT_REQUEST on listener, from a client of ours (its private data says so). */
-static struct xr_rdma_cm_id *take_request(struct xr_rdma_event_channel *ch,
-					  struct xr_rdma_cm_id *listener)
+/* The next CONNECT_REQUEST on listener; from a client of ours (its private data says so). */
+static struct xr_rdma_cm_id *take_any_request(struct xr_rdma_event_channel *ch,
+					      struct xr_rdma_cm_id *listener, struct cm_event *out)
 {
 	struct cm_event ev;
 
@@ -564,8 +565,18 @@ static struct xr_rdma_cm_id *take_request(struct xr_rdma_event_channel *ch,
 		    (void *)listener);
 	if (!ev.id || ev.id == listener)
 		die("CONNECT_REQUEST without a new id of its own");
-	check_private_data(&ev, REQ_PRIVATE_DATA);
+	*out = ev;
 	return ev.id;
+}
+
+static struct xr_rdma_cm_id *take_request(struct xr_rdma_event_channel *ch,
+					  struct xr_rdma_cm_id *listener)
+{
+	struct cm_event ev;
+	struct xr_rdma_cm_id *id = take_any_request(ch, listener, &ev);
+
+	check_private_data(&ev, REQ_PRIVATE_DATA);
+	return id;
 }
 
 /*
@@ -782,6 +793,46 @@ static int run_client_expect(char **argv)
 	return 0;
 }
 
+/*
+ * A connection from any client (Linux's rping, in the interop test): accept
+ * it, take the first message it sends (rping's buffer advertisement, 16
+ * bytes), then end it from this side.
+ */
+static int run_server_establish(char **argv)
+{
+	struct xr_rdma_event_channel *ch = create_channel();
+	struct xr_rdma_cm_id *listener = listen_on(ch, XR_RDMA_PS_TCP, argv[1], argv[2]);
+	const struct xr_rdma_conn_param accept_param = {
+	    .responder_resources = 1,
+	    .initiator_depth = 1,
+	    .rnr_retry_count = 7,
+	};
+	struct endpoint ep = {0};
+	struct cm_event ev;
+	struct xr_wc wc;
+	int ret;
+
+	ep.id = take_any_request(ch, listener, &ev);
+	printf("request\n");
+	create_qp(&ep, XR_QPT_RC);
+	ep.recv_buf = alloc_registered(&ep, ECHO_BUF_SIZE, &ep.recv_mr);
+	post_recv(&ep, ep.recv_buf, ECHO_BUF_SIZE);
+	ret = xr_rdma_accept(ep.id, &accept_param);
+	if (ret)
+		die("xr_rdma_accept: %s", strerror(-ret));
+	expect_event(ch, XR_RDMA_CM_EVENT_ESTABLISHED, ep.id, &ev);
+	printf("established\n");
+	wc = wait_completion(ep.recv_cq, RECV_WR_ID, XR_WC_RECV, "receive");
+	printf("received %u bytes\n", wc.byte_len);
+	disconnect_and_wait(ch, ep.id);
+	printf("disconnected\n");
+	release_endpoint(&ep);
+	destroy_id(ep.id);
+	destroy_id(listener);
+	destroy_channel(ch);
+	return 0;
+}
+
 static int run_resolve_expect(char **argv)
 {
 	int timeout_ms = (int)parse_number(argv[2], 1, 60000, "TIMEOUT_MS");
@@ -908,6 +959,7 @@ static int run_ud_client(char **argv)
 static void usage(void)
 {
 	fprintf(stderr, "usage: " PROG " server ADDR PORT COUNT\n"
+			"       " PROG " server-establish ADDR PORT\n"
 			"       " PROG " server-reject ADDR PORT\n"
 			"       " PROG " client DST PORT SIZE\n"
 			"       " PROG " client-expect DST PORT EVENT [STATUS]\n"
@@ -925,6 +977,7 @@ int main(int argc, char **argv)
 		int (*run)(char **args);
 	} modes[] = {
 	    {"server", 3, 3, run_server},
+	    {"server-establish", 2, 2, run_server_establish},
 	    {"server-reject", 2, 2, run_server_reject},
 	    {"client", 3, 3, run_client},
 	    {"client-expect", 3, 4, run_client_expect},

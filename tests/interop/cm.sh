@@ -10,6 +10,16 @@
 #                   ID), MessageREJected 0 (the REQ), the REQ's transaction
 #                   ID and local communication ID echoed; xroce's counters
 #                   count the MADs and nothing dropped as unmatched or forged.
+#   cm xroce-connects  xroce's RDMA CM (tests/e2e/rdma_cm_e2e client-expect)
+#                   connects to the guest's unmodified `rping -s` on port
+#                   7174: ESTABLISHED, then a disconnect rping sees; the REQ
+#                   and RTU xroce sent must equal those of the golden
+#                   rdmacm_rping.pcap field by field (cm_compare active).
+#   cm rping-connects  the guest's unmodified `rping -c` connects to xroce's
+#                   RDMA CM (rdma_cm_e2e server-establish): ESTABLISHED, rping's
+#                   first SEND (16 bytes) received on the QP the CM moved to
+#                   RTS (both PSNs and QPNs right), then xroce disconnects; the
+#                   REP must equal the golden one (cm_compare passive).
 # Prints PASS/FAIL per run.
 #
 # Two ways to run it, as mw.sh: sourced by tests/interop/run.sh, or executed
@@ -115,6 +125,92 @@ cm_no_listener() {
 	fi
 }
 
+# cm_report LABEL WHY DETAIL LOG...: one PASS or FAIL line (WHY empty: passed).
+cm_report() {
+	local label=$1 why=$2 detail=$3 log
+	shift 3
+	if [ -z "$why" ]; then
+		passed=$((passed + 1))
+		printf 'PASS %-34s %s\n' "$label" "$detail"
+		return
+	fi
+	failed=$((failed + 1))
+	failures+=("$label")
+	printf 'FAIL %-34s %s\n' "$label" "$why"
+	for log in "$@"; do
+		[ -s "$log" ] && tail -n 15 "$log" | sed "s/^/    | ${log##*/}: /"
+	done
+}
+
+# cm_compare_why ROLE PCAP: why xroce's CM messages in PCAP differ from the golden (nothing: equal).
+cm_compare_why() {
+	local out=$CM_LOGDIR/cm-compare-$1.log
+	"$CM_COMPARE" "$CM_GOLDEN" "$2" "$1" >"$out" 2>&1 && return 0
+	echo "cm_compare $1: $(grep -E '^(DIFF|BAD)|^cm_compare' "$out" | head -n 4 | tr '\n' ';')"
+}
+
+cm_xroce_connects() {
+	local label="cm xroce-connects" log=$CM_LOGDIR/cm-xroce-connects.log
+	local rping_log=$CM_LOGDIR/cm-xroce-connects.rping.log pcap=$CM_LOGDIR/cm-xroce-connects.pcap
+	local job why="" status=0
+
+	job=$("$RXE_PEER" start "$CM_GUEST" "timeout 60 rping -s -a $CM_GUEST_IP -p 7174 -C 1 -v")
+	# rping listens within a second of starting; a REQ before that is rejected (reason 8).
+	sleep 2
+	CAPTURE_SNAPLEN=512 capture_start "$CM_PEER_NS" "$CM_CAPTURE_IF" "$pcap" || why=$CAPTURE_WHY
+	if [ -z "$why" ]; then
+		cm_in_host timeout 60 "$CM_E2E" client-expect "$CM_GUEST_IP" 7174 ESTABLISHED \
+			>"$log" 2>&1 || status=$?
+		capture_stop "$CM_HOST_NS" "$CM_GUEST_IP" || why=$CAPTURE_WHY
+	fi
+	"$RXE_PEER" wait "$CM_GUEST" "$job" 70 >"$rping_log" 2>&1
+	if [ -n "$why" ]; then
+		:
+	elif [ "$status" -ne 0 ] || ! grep -qx "got ESTABLISHED status 0" "$log"; then
+		why="rdma_cm_e2e (exit $status) did not connect"
+	elif ! grep -q "DISCONNECT EVENT" "$rping_log"; then
+		why="rping never saw the disconnect"
+	else
+		why=$(cm_compare_why active "$pcap")
+	fi
+	cm_report "$label" "$why" "REQ and RTU equal the golden capture's" "$log" "$rping_log"
+}
+
+cm_rping_connects() {
+	local label="cm rping-connects" log=$CM_LOGDIR/cm-rping-connects.log
+	local rping_log=$CM_LOGDIR/cm-rping-connects.rping.log pcap=$CM_LOGDIR/cm-rping-connects.pcap
+	local server="" why="" status=0
+
+	CAPTURE_SNAPLEN=512 capture_start "$CM_PEER_NS" "$CM_CAPTURE_IF" "$pcap" || why=$CAPTURE_WHY
+	if [ -z "$why" ]; then
+		nsenter --net="/var/run/netns/$CM_HOST_NS" timeout 60 "$CM_E2E" server-establish \
+			"$CM_HOST_IP" 7174 >"$log" 2>&1 &
+		server=$!
+		for _ in $(seq 100); do
+			grep -qx listening "$log" && break
+			sleep 0.1
+		done
+		grep -qx listening "$log" || why="rdma_cm_e2e server-establish never listened"
+	fi
+	if [ -z "$why" ]; then
+		"$RXE_PEER" exec "$CM_GUEST" "timeout 30 rping -c -a $CM_HOST_IP -p 7174 -C 1 -v" \
+			>"$rping_log" 2>&1
+		wait "$server" || status=$?
+		server=""
+		capture_stop "$CM_HOST_NS" "$CM_GUEST_IP" || why=$CAPTURE_WHY
+	fi
+	[ -n "$server" ] && { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
+	if [ -n "$why" ]; then
+		:
+	elif [ "$status" -ne 0 ] || ! grep -qx "received 16 bytes" "$log" ||
+		! grep -qx disconnected "$log"; then
+		why="rdma_cm_e2e server-establish (exit $status) did not get rping's message and end"
+	else
+		why=$(cm_compare_why passive "$pcap")
+	fi
+	cm_report "$label" "$why" "rping's SEND arrived; REP equals the golden's" "$log" "$rping_log"
+}
+
 cm_main() {
 	CM_XROCE=$(readlink -f "${BUILD:-build}/xroce")
 	CM_HOLDER=$(readlink -f "${BUILD:-build}/tests/open_device")
@@ -128,8 +224,13 @@ cm_main() {
 	CM_CAPTURE_IF=${RXE_PEER_CAPIF:-xrtap0}
 	# shellcheck source=tests/e2e/capture.sh
 	source tests/e2e/capture.sh
+	CM_E2E=$(readlink -f "${BUILD:-build}/tests/rdma_cm_e2e")
+	CM_COMPARE=$(readlink -f "${BUILD:-build}/tests/cm_compare")
+	CM_GOLDEN=$(readlink -f "${XROCE_VECTORS:-../shared/vectors/rxe}")/rdmacm_rping.pcap
 	echo "connection management against Linux's rdma_cm (rping)"
 	cm_no_listener
+	cm_xroce_connects
+	cm_rping_connects
 }
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then

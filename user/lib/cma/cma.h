@@ -87,14 +87,11 @@ struct cma_id {
 	uint8_t ack_timeout; /* 0: the path's */
 	bool reuseaddr, afonly;
 	/* The connection, under the device lock. */
-	uint32_t starting_psn; /* ours (cma's seq_num) */
+	uint32_t starting_psn; /* in our REQ or REP: what we receive from (cma's seq_num) */
 	uint32_t qkey;	       /* a UD id's */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count;
 	struct xr_cm_req_param req; /* a passive id's REQ, private data not kept */
-	uint32_t remote_qpn;
-	uint32_t remote_psn;
-	uint8_t remote_rnr_retry;
 };
 
 static inline struct cma_id *cma_id_of(struct xr_rdma_cm_id *id)

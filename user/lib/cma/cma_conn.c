@@ -94,8 +94,15 @@ int cma_qp_init(struct cma_id *id)
 	return xr_modify_qp(id->pub.qp, &attr, XR_QP_STATE | XR_QP_SQ_PSN);
 }
 
+/*
+ * A message's starting PSN is the one its sender expects to receive, so the
+ * one its receiver sends from (Linux's ib_cm, confirmed on rping's capture:
+ * the client's first SEND carries the REP's starting PSN, the server's
+ * first READ the REQ's).
+ */
 struct conn_attrs {
-	uint32_t remote_qpn, remote_psn;
+	uint32_t remote_qpn;
+	uint32_t sq_psn, rq_psn;
 	uint8_t responder_resources; /* reads and atomics we answer at once */
 	uint8_t initiator_depth;     /* ... and have in flight */
 	uint8_t retry_count, rnr_retry_count;
@@ -117,7 +124,7 @@ static int qp_connect_locked(struct cma_id *id, const struct conn_attrs *c)
 		attr.qp_access_flags |= XR_ACCESS_REMOTE_READ | XR_ACCESS_REMOTE_ATOMIC;
 	attr.path_mtu = c->path_mtu;
 	attr.dest_qp_num = c->remote_qpn;
-	attr.rq_psn = c->remote_psn;
+	attr.rq_psn = c->rq_psn;
 	attr.max_dest_rd_atomic = c->responder_resources;
 	attr.min_rnr_timer = 0;
 	ah_of_route(id, &attr.ah_attr);
@@ -130,7 +137,7 @@ static int qp_connect_locked(struct cma_id *id, const struct conn_attrs *c)
 		return err;
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = XR_QPS_RTS;
-	attr.sq_psn = id->starting_psn;
+	attr.sq_psn = c->sq_psn;
 	attr.timeout = c->timeout;
 	attr.retry_cnt = c->retry_count;
 	attr.rnr_retry = c->rnr_retry_count;
@@ -176,7 +183,8 @@ static void rep_received(struct cma_id *id, const struct xr_cm_event *cev)
 	const struct xr_cm_rep_param *rep = &cev->param.rep;
 	struct conn_attrs c = {
 	    .remote_qpn = rep->qpn,
-	    .remote_psn = rep->starting_psn,
+	    .sq_psn = rep->starting_psn,
+	    .rq_psn = id->starting_psn,
 	    .responder_resources = min_u8(id->responder_resources, rep->initiator_depth),
 	    .initiator_depth = min_u8(id->initiator_depth, rep->responder_resources),
 	    .retry_count = id->retry_count,
@@ -186,7 +194,6 @@ static void rep_received(struct cma_id *id, const struct xr_cm_event *cev)
 	};
 	int err;
 
-	id->remote_qpn = rep->qpn;
 	if (!id->pub.qp) {
 		/* The application moves its QP, then calls xr_rdma_establish. */
 		id->req.responder_resources = c.responder_resources;
@@ -367,7 +374,6 @@ static int request_received(struct xr_cm_id *cm, const struct xr_cm_event *cev)
 
 		child->req = *req;
 		child->req.private_data = NULL;
-		child->remote_qpn = req->qpn;
 		/* From our side, as ib_cm reports a REQ. */
 		ev.param.conn.responder_resources = req->initiator_depth;
 		ev.param.conn.initiator_depth = req->responder_resources;
@@ -555,7 +561,8 @@ int xr_rdma_accept(struct xr_rdma_cm_id *pub, const struct xr_rdma_conn_param *p
 	} else {
 		struct conn_attrs c = {
 		    .remote_qpn = id->req.qpn,
-		    .remote_psn = id->req.starting_psn,
+		    .sq_psn = id->req.starting_psn,
+		    .rq_psn = id->starting_psn,
 		    .responder_resources = resp_res,
 		    .initiator_depth = init_depth,
 		    .retry_count = id->req.retry_count,

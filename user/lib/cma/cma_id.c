@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "cma.h"
 
@@ -29,6 +30,20 @@ struct cma_binding {
 	struct cma_binding *next;
 };
 static struct cma_binding *bindings;
+
+/*
+ * Starting PSNs and ephemeral ports a third host cannot predict (the
+ * kernel's get_random_u32); random() would repeat the same ones in every
+ * process.
+ */
+static uint32_t cma_random(void)
+{
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)random() ^ (uint32_t)(xr_now_ns() >> 10);
+	return r;
+}
 
 /* ---- devices ---------------------------------------------------------------- */
 
@@ -198,7 +213,7 @@ static int pick_port_locked(struct cma_id *id, const struct sockaddr *addr)
 
 	local_port_range(&low, &high);
 	span = high - low + 1;
-	start = (int)((unsigned)random() % (unsigned)span);
+	start = (int)(cma_random() % (unsigned)span);
 	for (int i = 0; i < span; i++) {
 		uint16_t port = (uint16_t)(low + (start + i) % span);
 
@@ -277,7 +292,7 @@ static struct cma_id *id_alloc(struct xr_rdma_event_channel *channel, void *cont
 	id->pub.ps = ps;
 	id->pub.qp_type = qp_type_of(ps);
 	id->refs = 1;
-	id->starting_psn = (uint32_t)random() & XR_PSN_MASK;
+	id->starting_psn = cma_random() & XR_PSN_MASK;
 	id->qkey = XR_RDMA_UDP_QKEY;
 	pthread_mutex_lock(&cma_lock);
 	cma_channel_add_id_locked(channel, 1);
