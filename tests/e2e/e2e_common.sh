@@ -37,6 +37,8 @@
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
 #                       $roce_port (netns_run_pair); both must exit 0, find a
 #                       path MTU of 1024 and print a PASS summary, or fail.
+# e2e_add_ipv6 PREFIX   gives A PREFIX::1/64 and B PREFIX::2/64 (nodad), then
+#                       e2e_wait_dad.
 # e2e_wait_dad          waits (10 s at most) until neither end has a tentative
 #                       IPv6 address: link-local GIDs answer once duplicate
 #                       address detection is done; or fails.
@@ -172,6 +174,13 @@ e2e_check_stats() {
 	netns_check_stats "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" >"$logdir/stats" || status=1
 	cat "$logdir/stats"
 	[ "$status" -eq 0 ] || fail "$(tail -n 1 "$logdir/stats")"
+}
+
+e2e_add_ipv6() {
+	ip -n "$NETNS_A" -6 addr add "$1::1/64" dev "$VETH_A" nodad &&
+		ip -n "$NETNS_B" -6 addr add "$1::2/64" dev "$VETH_B" nodad ||
+		fail "could not add the IPv6 addresses"
+	e2e_wait_dad
 }
 
 e2e_wait_dad() {

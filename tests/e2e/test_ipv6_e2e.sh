@@ -25,10 +25,7 @@ source tests/e2e/e2e_common.sh
 e2e_init test_ipv6_e2e "$rdma_e2e" "$send_e2e" "$pingpong" "$xroce"
 
 netns_pair v6e "$(e2e_subnet)" || fail "could not create the namespaces"
-ip -n "$NETNS_A" -6 addr add "$prefix::1/64" dev "$VETH_A" nodad &&
-	ip -n "$NETNS_B" -6 addr add "$prefix::2/64" dev "$VETH_B" nodad ||
-	fail "could not add the IPv6 addresses"
-e2e_wait_dad
+e2e_add_ipv6 "$prefix"
 e2e_attach_both
 
 # gid_index NS DEV PREFIX: the index of DEV's GID that starts with PREFIX

@@ -45,10 +45,7 @@ subnet=$(e2e_subnet)
 unused_addr=$subnet.99
 
 netns_pair rcm "$subnet" || fail "could not create the namespaces"
-ip -n "$NETNS_A" -6 addr add "$prefix::1/64" dev "$VETH_A" nodad &&
-	ip -n "$NETNS_B" -6 addr add "$prefix::2/64" dev "$VETH_B" nodad ||
-	fail "could not add the IPv6 addresses"
-e2e_wait_dad
+e2e_add_ipv6 "$prefix"
 e2e_attach_both
 
 # show_logs LABEL: every log of case LABEL, indented.

@@ -114,15 +114,7 @@ cm_no_listener() {
 	fi
 	kill "$holder" 2>/dev/null
 	wait "$holder" 2>/dev/null
-	if [ -z "$why" ]; then
-		passed=$((passed + 1))
-		printf 'PASS %-34s rejected in %s ms\n' "$label" "$elapsed"
-	else
-		failed=$((failed + 1))
-		failures+=("$label")
-		printf 'FAIL %-34s %s\n' "$label" "$why"
-		tail -n 15 "$log" 2>/dev/null | sed 's/^/    | /'
-	fi
+	cm_report "$label" "$why" "rejected in $elapsed ms" "$log"
 }
 
 # cm_report LABEL WHY DETAIL LOG...: one PASS or FAIL line (WHY empty: passed).

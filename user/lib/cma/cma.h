@@ -159,6 +159,8 @@ int cma_gid_index(struct xr_device *dev, const struct sockaddr *addr);
 void cma_id_put(struct cma_id *id);
 /* A new connection's id on the listener's channel, for its CONNECT_REQUEST. */
 struct cma_id *cma_id_new_child(struct cma_id *listener, struct cma_device *cdev);
+/* Frees a child that holds no IB CM id and nobody has seen (any lock may be held). */
+void cma_id_forget(struct cma_id *id);
 /* Ends a child nobody has seen (its CONNECT_REQUEST never taken): the peer is rejected. */
 void cma_id_destroy_unseen(struct cma_id *id);
 

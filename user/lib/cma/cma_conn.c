@@ -159,23 +159,45 @@ static void qp_error_locked(struct cma_id *id)
 
 /* ---- events from the IB CM ------------------------------------------------ */
 
-static void post(struct cma_id *id, enum xr_rdma_cm_event_type type, int status,
-		 const struct xr_cm_event *cev, const void *pd, uint8_t pd_len)
+/* The depths from our side of the connection, as ib_cm reports a REQ's and a REP's. */
+static void conn_param_of_req(const struct xr_cm_req_param *req, struct xr_rdma_conn_param *c)
+{
+	c->responder_resources = req->initiator_depth;
+	c->initiator_depth = req->responder_resources;
+	c->flow_control = req->flow_control;
+	c->retry_count = req->retry_count;
+	c->rnr_retry_count = req->rnr_retry_count;
+	c->srq = req->srq;
+	c->qp_num = req->qpn;
+}
+
+static void conn_param_of_rep(const struct xr_cm_rep_param *rep, struct xr_rdma_conn_param *c)
+{
+	c->responder_resources = rep->initiator_depth;
+	c->initiator_depth = rep->responder_resources;
+	c->flow_control = rep->flow_control;
+	c->rnr_retry_count = rep->rnr_retry_count;
+	c->srq = rep->srq;
+	c->qp_num = rep->qpn;
+}
+
+/* An event with a status and the message's private data, nothing else. */
+static void post(struct cma_id *id, enum xr_rdma_cm_event_type type, int status, const void *pd,
+		 uint8_t pd_len)
 {
 	struct xr_rdma_cm_event ev = {.event = type, .status = status};
 
-	if (cev && cev->type == XR_CM_REP_RECEIVED) {
-		const struct xr_cm_rep_param *rep = &cev->param.rep;
-
-		/* From our side of the connection, as ib_cm reports a REP. */
-		ev.param.conn.responder_resources = rep->initiator_depth;
-		ev.param.conn.initiator_depth = rep->responder_resources;
-		ev.param.conn.flow_control = rep->flow_control;
-		ev.param.conn.rnr_retry_count = rep->rnr_retry_count;
-		ev.param.conn.srq = rep->srq;
-		ev.param.conn.qp_num = rep->qpn;
-	}
 	cma_post_event(id, &ev, pd, pd_len);
+}
+
+/* The REP's event: CONNECT_RESPONSE or ESTABLISHED with its parameters. */
+static void post_rep(struct cma_id *id, enum xr_rdma_cm_event_type type,
+		     const struct xr_cm_event *cev)
+{
+	struct xr_rdma_cm_event ev = {.event = type};
+
+	conn_param_of_rep(&cev->param.rep, &ev.param.conn);
+	cma_post_event(id, &ev, cev->private_data, cev->private_data_len);
 }
 
 static void rep_received(struct cma_id *id, const struct xr_cm_event *cev)
@@ -198,19 +220,18 @@ static void rep_received(struct cma_id *id, const struct xr_cm_event *cev)
 		/* The application moves its QP, then calls xr_rdma_establish. */
 		id->req.responder_resources = c.responder_resources;
 		id->req.initiator_depth = c.initiator_depth;
-		post(id, XR_RDMA_CM_EVENT_CONNECT_RESPONSE, 0, cev, cev->private_data,
-		     cev->private_data_len);
+		post_rep(id, XR_RDMA_CM_EVENT_CONNECT_RESPONSE, cev);
 		return;
 	}
 	err = qp_connect_locked(id, &c);
 	if (err) {
 		xr_cm_send_rej(id->cm, XR_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0, xr_now_ns());
 		qp_error_locked(id);
-		post(id, XR_RDMA_CM_EVENT_CONNECT_ERROR, err, NULL, NULL, 0);
+		post(id, XR_RDMA_CM_EVENT_CONNECT_ERROR, err, NULL, 0);
 		return;
 	}
 	xr_cm_send_rtu(id->cm, NULL, 0);
-	post(id, XR_RDMA_CM_EVENT_ESTABLISHED, 0, cev, cev->private_data, cev->private_data_len);
+	post_rep(id, XR_RDMA_CM_EVENT_ESTABLISHED, cev);
 }
 
 static void sidr_rep_received(struct cma_id *id, const struct xr_cm_event *cev)
@@ -238,7 +259,7 @@ static void disconnected(struct cma_id *id, int status)
 	if (id->state != CMA_CONNECT)
 		return;
 	id->state = CMA_DISCONNECT;
-	post(id, XR_RDMA_CM_EVENT_DISCONNECTED, status, NULL, NULL, 0);
+	post(id, XR_RDMA_CM_EVENT_DISCONNECTED, status, NULL, 0);
 }
 
 static int request_received(struct xr_cm_id *cm, const struct xr_cm_event *cev);
@@ -257,17 +278,17 @@ static int cm_handler(struct xr_cm_id *cm, const struct xr_cm_event *cev)
 		break;
 	case XR_CM_RTU_RECEIVED:
 	case XR_CM_USER_ESTABLISHED:
-		post(id, XR_RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL, 0);
+		post(id, XR_RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 		break;
 	case XR_CM_REQ_ERROR:
 	case XR_CM_REP_ERROR:
 	case XR_CM_SIDR_REQ_ERROR:
 		qp_error_locked(id);
-		post(id, XR_RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, NULL, 0);
+		post(id, XR_RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0);
 		break;
 	case XR_CM_REJ_RECEIVED:
 		qp_error_locked(id);
-		post(id, XR_RDMA_CM_EVENT_REJECTED, cev->param.rej.reason, NULL, cev->private_data,
+		post(id, XR_RDMA_CM_EVENT_REJECTED, cev->param.rej.reason, cev->private_data,
 		     cev->private_data_len);
 		break;
 	case XR_CM_DREQ_ERROR:
@@ -278,7 +299,7 @@ static int cm_handler(struct xr_cm_id *cm, const struct xr_cm_event *cev)
 		disconnected(id, 0);
 		break;
 	case XR_CM_TIMEWAIT_EXIT:
-		post(id, XR_RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, NULL, NULL, 0);
+		post(id, XR_RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, NULL, 0);
 		break;
 	case XR_CM_SIDR_REP_RECEIVED:
 		sidr_rep_received(id, cev);
@@ -370,18 +391,9 @@ static int request_received(struct xr_cm_id *cm, const struct xr_cm_event *cev)
 	cm->context = child;
 	ev.listen_id = &listener->pub;
 	if (!sidr) {
-		const struct xr_cm_req_param *req = &cev->param.req;
-
-		child->req = *req;
+		child->req = cev->param.req;
 		child->req.private_data = NULL;
-		/* From our side, as ib_cm reports a REQ. */
-		ev.param.conn.responder_resources = req->initiator_depth;
-		ev.param.conn.initiator_depth = req->responder_resources;
-		ev.param.conn.flow_control = req->flow_control;
-		ev.param.conn.retry_count = req->retry_count;
-		ev.param.conn.rnr_retry_count = req->rnr_retry_count;
-		ev.param.conn.srq = req->srq;
-		ev.param.conn.qp_num = req->qpn;
+		conn_param_of_req(&cev->param.req, &ev.param.conn);
 	}
 	if (cma_post_event(child, &ev, cev->private_data + CMA_HDR_SIZE,
 			   (uint8_t)(cev->private_data_len - CMA_HDR_SIZE))) {
@@ -389,10 +401,7 @@ static int request_received(struct xr_cm_id *cm, const struct xr_cm_event *cev)
 		cm->context = NULL;
 		child->cm = NULL;
 		child->listener = NULL;
-		pthread_mutex_lock(&cma_lock);
-		cma_channel_add_id_locked(child->pub.channel, -1);
-		pthread_mutex_unlock(&cma_lock);
-		cma_id_put(child);
+		cma_id_forget(child);
 		backlog_return(listener);
 		return -ECANCELED;
 	}
@@ -735,7 +744,7 @@ int xr_rdma_establish(struct xr_rdma_cm_id *pub)
 	} else {
 		err = xr_cm_send_rtu(id->cm, NULL, 0);
 		if (!err)
-			post(id, XR_RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL, 0);
+			post(id, XR_RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 	}
 	xr_unlock_and_notify(dev);
 	return err ? cma_fail(err) : 0;

@@ -93,13 +93,7 @@ int xr_rdma_destroy_event_channel(struct xr_rdma_event_channel *channel)
 		return cma_fail(-EBUSY);
 	}
 	pthread_mutex_unlock(&cma_lock);
-	/* With no id, nothing can be queued; what is left nobody can name. */
-	while (ch->head) {
-		struct cma_event *ev = ch->head;
-
-		ch->head = ev->next;
-		free(ev);
-	}
+	/* No id, so no event: an id's go with it. */
 	close(ch->pub.fd);
 	free(ch);
 	return 0;

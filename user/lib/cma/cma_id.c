@@ -144,15 +144,11 @@ void cma_id_attach_device(struct cma_id *id, struct cma_device *cdev)
 
 int cma_gid_index(struct xr_device *dev, const struct sockaddr *addr)
 {
-	union xr_gid gid;
-	union xr_gid table[XR_MAX_GIDS];
-	int n = 0;
+	union xr_gid want, gid;
 
-	cma_addr_to_gid(addr, &gid);
-	while (n < XR_MAX_GIDS && !xr_query_gid(dev, n, &table[n]))
-		n++;
-	for (int i = 0; i < n; i++)
-		if (!memcmp(&table[i], &gid, sizeof(gid)))
+	cma_addr_to_gid(addr, &want);
+	for (int i = 0; !xr_query_gid(dev, i, &gid); i++)
+		if (!memcmp(&gid, &want, sizeof(gid)))
 			return i;
 	return -1;
 }
@@ -344,14 +340,19 @@ void cma_id_put(struct cma_id *id)
 		free(id);
 }
 
-void cma_id_destroy_unseen(struct cma_id *id)
+void cma_id_forget(struct cma_id *id)
 {
-	cma_conn_release(id);
 	pthread_mutex_lock(&cma_lock);
 	cma_drop_events_locked(id, &(struct cma_id *){NULL});
 	cma_channel_add_id_locked(id->pub.channel, -1);
 	pthread_mutex_unlock(&cma_lock);
 	cma_id_put(id);
+}
+
+void cma_id_destroy_unseen(struct cma_id *id)
+{
+	cma_conn_release(id);
+	cma_id_forget(id);
 }
 
 int xr_rdma_destroy_id(struct xr_rdma_cm_id *pub)
