@@ -236,23 +236,43 @@ $(IBVERBS_OBJS): $(wildcard user/ibverbs/*.h)
 $(IBVERBS_LIB): $(IBVERBS_OBJS) $(BUILD)/libxroce.a $(IBVERBS_MAP)
 	@mkdir -p $(@D)
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,libibverbs.so.1 -Wl,--version-script=$(IBVERBS_MAP) \
-		-Wl,--no-undefined -o $@ $(IBVERBS_OBJS) $(BUILD)/libxroce.a $(LDLIBS)
+		-Wl,--no-undefined -o $@ $(IBVERBS_OBJS) -Wl,--whole-archive $(BUILD)/libxroce.a \
+		-Wl,--no-whole-archive $(LDLIBS)
+
+# ---- librdmacm.so.1 (user/rdmacm) ------------------------------------------
+# rdma-core's RDMA CM ABI over libxroce's CM, beside libibverbs.so.1 and
+# linked against it: libxroce comes from there (XROCE_RDMACM_PRIVATE), one
+# copy per process.
+RDMACM_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard user/rdmacm/*.c))
+RDMACM_LIB := $(BUILD)/ibverbs/librdmacm.so.1
+RDMACM_MAP := user/rdmacm/librdmacm.map
+
+all: $(RDMACM_LIB)
+
+$(RDMACM_OBJS): $(wildcard user/rdmacm/*.h) user/ibverbs/rdmacm_bridge.h
+
+$(RDMACM_LIB): $(RDMACM_OBJS) $(IBVERBS_LIB) $(RDMACM_MAP)
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,librdmacm.so.1 -Wl,--version-script=$(RDMACM_MAP) \
+		-Wl,--no-undefined -o $@ $(RDMACM_OBJS) $(IBVERBS_LIB) -lpthread
 
 $(BUILD)/xroce-run: user/tools/xroce-run
 	$(call xroce_run_sed,$(abspath $(BUILD)/ibverbs),$(SANITIZED_RUN)) >$@ && chmod 0755 $@
 
 .PHONY: install-ibverbs uninstall-ibverbs
 install: install-ibverbs
-install-ibverbs: $(IBVERBS_LIB)
+install-ibverbs: $(IBVERBS_LIB) $(RDMACM_LIB)
 	install -d $(DESTDIR)$(IBVERBSDIR) $(DESTDIR)$(BINDIR)
 	install -m 0755 $(IBVERBS_LIB) $(DESTDIR)$(IBVERBSDIR)/libibverbs.so.1
+	install -m 0755 $(RDMACM_LIB) $(DESTDIR)$(IBVERBSDIR)/librdmacm.so.1
 	$(call xroce_run_sed,$(IBVERBSDIR)) >$(DESTDIR)$(BINDIR)/xroce-run
 	chmod 0755 $(DESTDIR)$(BINDIR)/xroce-run
 
 # Before uninstall's own recipe, which removes PKGLIBDIR once it is empty.
 uninstall: uninstall-ibverbs
 uninstall-ibverbs:
-	rm -f $(DESTDIR)$(IBVERBSDIR)/libibverbs.so.1 $(DESTDIR)$(BINDIR)/xroce-run
+	rm -f $(DESTDIR)$(IBVERBSDIR)/libibverbs.so.1 $(DESTDIR)$(IBVERBSDIR)/librdmacm.so.1 \
+		$(DESTDIR)$(BINDIR)/xroce-run
 	[ ! -d $(DESTDIR)$(IBVERBSDIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(IBVERBSDIR)
 
 format:

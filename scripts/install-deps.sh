@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(make gcc libc6-dev linux-libc-dev clang llvm libbpf-dev libxdp-dev bpftool libdeflate-dev libmnl-dev libelf-dev
       zlib1g-dev iproute2 util-linux mawk iputils-ping ethtool pkg-config iperf3 time tshark tcpdump libclang-rt-14-dev python3
-      binutils groff-base man-db libibverbs-dev ibverbs-utils perftest rdmacm-utils python3-pyverbs
+      binutils groff-base man-db libibverbs-dev librdmacm-dev ibverbs-utils perftest rdmacm-utils qperf python3-pyverbs
       linux-perf strace)
 missing=()
 for p in "${pkgs[@]}"; do

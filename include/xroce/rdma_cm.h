@@ -163,6 +163,12 @@ int xr_rdma_resolve_route(struct xr_rdma_cm_id *id, int timeout_ms);
 int xr_rdma_create_qp(struct xr_rdma_cm_id *id, struct xr_pd *pd,
 		      struct xr_qp_init_attr *qp_init_attr);
 void xr_rdma_destroy_qp(struct xr_rdma_cm_id *id);
+/*
+ * Gives the id a QP the caller created on the id's device (a verbs layer
+ * over xroce keeps its own wrapper of it), moved to INIT (UD: RTS) as
+ * xr_rdma_create_qp's is; NULL takes it back without destroying it.
+ */
+int xr_rdma_set_qp(struct xr_rdma_cm_id *id, struct xr_qp *qp);
 
 int xr_rdma_listen(struct xr_rdma_cm_id *id, int backlog);
 int xr_rdma_connect(struct xr_rdma_cm_id *id, const struct xr_rdma_conn_param *conn_param);

@@ -285,13 +285,15 @@ struct xr_engine_stats {
 	 * dropped because they fit no connection here (IDs, transaction ID,
 	 * state), or fit one but came from another address than its peer's;
 	 * duplicates answered again or ignored; requests sent again after a
-	 * timeout, and given up after the last retry
+	 * timeout, and given up after the last retry; listens begun (a
+	 * service ID taken by a listener, per device)
 	 */
 	__u64 cm_unmatched;
 	__u64 cm_forged;
 	__u64 cm_duplicates;
 	__u64 cm_retries;
 	__u64 cm_timeouts;
+	__u64 cm_listens;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

@@ -50,7 +50,7 @@ ENGINE_COUNTERS = [
                   "loopback_frames", "relay_frames", "relay_drops", "syscalls", "sleeps",
                   "sleeps_in_flight", "standby_looks", "mads_rx", "mads_tx",
                   "mads_malformed", "mads_unserved", "cm_unmatched", "cm_forged",
-                  "cm_duplicates", "cm_retries", "cm_timeouts"]
+                  "cm_duplicates", "cm_retries", "cm_timeouts", "cm_listens"]
 QP_MEMBERS = [
     "qpn", "state", "xdp_state", "type", "dest_qpn", "udp_sport", "next_psn", "acked_psn",
     "expected_psn", "msn", "engine_sleeping", "xdp_absorbs_acks", "xdp_answers_dups",

@@ -4,7 +4,9 @@
 #     Debian's libibverbs.so.1 (rdma-core 44): each default (NAME@@VERSION),
 #     each compatibility version (NAME@VERSION: the IBVERBS_1.0 ABI) and the
 #     IBVERBS_PRIVATE_34 interface providers bind, and nothing else
-#     (libxroce, linked in, stays hidden);
+#     (libxroce, linked in, stays hidden) but the XROCE_RDMACM_PRIVATE
+#     node xroce's librdmacm.so.1 binds: the RDMA CM (xr_rdma_*) and the
+#     bridge to the objects behind verbs objects (xroce_ibv_*);
 #   - (that every program and module binds what it needs at load time is
 #     test_ibverbs_resolve's);
 #   - tests/ibverbs/layout/layout.c, built against <infiniband/verbs.h> and
@@ -39,7 +41,11 @@ soname=$(readelf -d "$shim" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 exports() {
 	nm -D --defined-only "$1" | awk '$2 != "A" && $3 ~ /@/ { print $3 }' | sort
 }
-exports "$shim" >"$logdir/shim"
+exports "$shim" | grep -v '@@XROCE_RDMACM_PRIVATE$' >"$logdir/shim"
+exports "$shim" | grep '@@XROCE_RDMACM_PRIVATE$' >"$logdir/private" ||
+	fail "no XROCE_RDMACM_PRIVATE node for librdmacm.so.1"
+stray=$(grep -vE '^(xr_rdma_|xroce_ibv_)' "$logdir/private")
+[ -z "$stray" ] || fail "XROCE_RDMACM_PRIVATE exports more than the RDMA CM: $stray"
 exports "$system" >"$logdir/system"
 unversioned=$(nm -D --defined-only "$shim" | awk '$2 != "A" && $3 !~ /@/ { print $3 }')
 [ -z "$unversioned" ] || fail "exported without a version: $unversioned"
@@ -47,7 +53,8 @@ extra=$(comm -23 "$logdir/shim" "$logdir/system")
 [ -z "$extra" ] || fail "exported, but not so in Debian's libibverbs:"$'\n'"$extra"
 absent=$(comm -13 "$logdir/shim" "$logdir/system")
 [ -z "$absent" ] || fail "exported by Debian's libibverbs, not here:"$'\n'"$absent"
-echo "ok   $(wc -l <"$logdir/shim") symbols, each at rdma-core's version, defaults and compatibility alike"
+echo "ok   $(wc -l <"$logdir/shim") symbols, each at rdma-core's version, defaults and compatibility alike;" \
+	"$(wc -l <"$logdir/private") for librdmacm.so.1 under XROCE_RDMACM_PRIVATE"
 
 layout=$logdir/layout
 cc -std=gnu11 -Wall -Wextra -Werror -o "$layout" tests/ibverbs/layout/layout.c -libverbs ||

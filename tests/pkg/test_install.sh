@@ -62,7 +62,8 @@ expected=(
 	"usr/share/man/man1/xroce-pingpong.1 644" "usr/share/man/man1/xroce-uc-pingpong.1 644"
 	"usr/share/man/man1/xroce-ud-pingpong.1 644" "usr/share/man/man1/xroce-srq-pingpong.1 644"
 	"usr/share/man/man1/xroce-perf.1 644" "usr/share/man/man1/xroce-demo.1 644"
-	"usr/lib/xroce/ibverbs/libibverbs.so.1 755" "usr/bin/xroce-run 755"
+	"usr/lib/xroce/ibverbs/libibverbs.so.1 755" "usr/lib/xroce/ibverbs/librdmacm.so.1 755"
+	"usr/bin/xroce-run 755"
 	"usr/share/man/man1/xroce-run.1 644"
 )
 for header in include/xroce/*.h; do
@@ -75,15 +76,17 @@ if [ "$installed" != "$(printf '%s\n' "${expected[@]}" | sort)" ]; then
 fi
 echo "ok   make install: ${#expected[@]} files, modes as expected, nothing rebuilt"
 
-# xroce's libibverbs.so.1 is installed beside, never over, the system's; the
+# xroce's libibverbs.so.1 and librdmacm.so.1 are installed beside, never over, the system's; the
 # installed xroce-run leads programs to it.
 ib_soname=$(readelf -d "$lib/xroce/ibverbs/libibverbs.so.1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$ib_soname" = libibverbs.so.1 ] || fail "xroce's libibverbs.so.1 has SONAME '$ib_soname'"
+cm_soname=$(readelf -d "$lib/xroce/ibverbs/librdmacm.so.1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$cm_soname" = librdmacm.so.1 ] || fail "xroce's librdmacm.so.1 has SONAME '$cm_soname'"
 grep -q '^LD_LIBRARY_PATH=/usr/lib/xroce/ibverbs\b' "$stage/usr/bin/xroce-run" ||
 	fail "the installed xroce-run does not point at /usr/lib/xroce/ibverbs"
 "$stage/usr/bin/xroce-run" env | grep -q '^LD_LIBRARY_PATH=/usr/lib/xroce/ibverbs' ||
 	fail "a program run by xroce-run does not get /usr/lib/xroce/ibverbs first"
-echo "ok   libibverbs.so.1 in /usr/lib/xroce/ibverbs, xroce-run leads there"
+echo "ok   libibverbs.so.1 and librdmacm.so.1 in /usr/lib/xroce/ibverbs, xroce-run leads there"
 
 # ---- the shared library ------------------------------------------------
 

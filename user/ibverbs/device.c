@@ -190,17 +190,88 @@ int ibv_get_device_index(struct ibv_device *device)
 	return index ? (int)index : -1;
 }
 
-struct ibv_context *ibv_open_device(struct ibv_device *device)
+/*
+ * The contexts of one interface share libxroce's device: a second
+ * xr_open_device in the process would be a guest of the first, without
+ * QP1, and librdmacm opens every device besides those the program opens.
+ */
+struct shared_device {
+	char ifname[IF_NAMESIZE];
+	struct xr_device *xr;
+	int contexts;
+	struct shared_device *next;
+};
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_device *shared_devices;
+
+static struct xr_device *shared_open(const char *ifname)
 {
 	/* Only what the list showed: attached already, so never attach here. */
-	struct xr_device_open_attr attr = {.attach_if_needed = 0};
+	const struct xr_device_open_attr attr = {.attach_if_needed = 0};
+	struct shared_device *sd;
+	struct xr_device *xr = NULL;
+
+	pthread_mutex_lock(&shared_lock);
+	for (sd = shared_devices; sd; sd = sd->next) {
+		if (!strcmp(sd->ifname, ifname)) {
+			sd->contexts++;
+			xr = sd->xr;
+			goto out;
+		}
+	}
+	sd = calloc(1, sizeof(*sd));
+	if (!sd) {
+		errno = ENOMEM;
+		goto out;
+	}
+	sd->xr = xr_open_device(ifname, &attr);
+	if (!sd->xr) {
+		free(sd);
+		goto out;
+	}
+	snprintf(sd->ifname, sizeof(sd->ifname), "%s", ifname);
+	sd->contexts = 1;
+	sd->next = shared_devices;
+	shared_devices = sd;
+	xr = sd->xr;
+out:
+	pthread_mutex_unlock(&shared_lock);
+	return xr;
+}
+
+/* 0, or libxroce's -EBUSY while the last context's device still has objects. */
+static int shared_close(struct xr_device *xr)
+{
+	struct shared_device **p, *sd;
+	int err = 0;
+
+	pthread_mutex_lock(&shared_lock);
+	for (p = &shared_devices; (sd = *p); p = &sd->next)
+		if (sd->xr == xr)
+			break;
+	if (sd && sd->contexts > 1) {
+		sd->contexts--;
+	} else {
+		err = xr_close_device(xr);
+		if (!err && sd) {
+			*p = sd->next;
+			free(sd);
+		}
+	}
+	pthread_mutex_unlock(&shared_lock);
+	return err;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
 	struct xv_context *ctx;
 	int err;
 
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return xv_null(ENOMEM);
-	ctx->xr = xr_open_device(xv_dev(device)->ifname, &attr);
+	ctx->xr = shared_open(xv_dev(device)->ifname);
 	if (!ctx->xr) {
 		err = errno;
 		free(ctx);
@@ -222,7 +293,7 @@ int ibv_close_device(struct ibv_context *context)
 	struct xv_context *ctx = xv_ctx(context);
 	int err;
 
-	err = xr_close_device(ctx->xr);
+	err = shared_close(ctx->xr);
 	if (err) {
 		/* As libibverbs' manual has it: -1, errno set (EBUSY while QPs are left). */
 		errno = xv_errno(err);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cm.h"
 #include "device.h"
 #include "device_lock.h"
 #include "mcast.h"
@@ -262,23 +263,30 @@ static void release_device(struct xr_device *dev)
 /*
  * The process's open devices. A process that exits right after its last
  * completion, without closing the device, must still send the ACK its last
- * round held back (the peer waits for it): exit() sends them all.
+ * round held back (the peer waits for it), and its connection manager must
+ * still answer its peers as the kernel's does for an exiting process (a
+ * DREP for the DREQ received, a DREQ for a connection left up): exit()
+ * sends them all.
  */
 static pthread_mutex_t open_devices_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xr_device *open_devices;
 static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
 
-static void release_acks_at_exit(void)
+static void leave_at_exit(void)
 {
 	pthread_mutex_lock(&open_devices_lock);
-	for (struct xr_device *dev = open_devices; dev; dev = dev->next_open)
+	for (struct xr_device *dev = open_devices; dev; dev = dev->next_open) {
+		pthread_mutex_lock(&dev->lock);
+		xr_cm_farewell(dev->core.cm, xr_now_ns());
+		pthread_mutex_unlock(&dev->lock);
 		xr_engine_release_acks(dev);
+	}
 	pthread_mutex_unlock(&open_devices_lock);
 }
 
 static void register_exit_hook(void)
 {
-	atexit(release_acks_at_exit);
+	atexit(leave_at_exit);
 }
 
 static void add_open_device(struct xr_device *dev)

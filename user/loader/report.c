@@ -111,6 +111,7 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(cm_duplicates),
     ENGINE_COUNTER(cm_retries),
     ENGINE_COUNTER(cm_timeouts),
+    ENGINE_COUNTER(cm_listens),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)

@@ -514,6 +514,29 @@ int xr_rdma_create_qp(struct xr_rdma_cm_id *pub, struct xr_pd *pd,
 	return 0;
 }
 
+int xr_rdma_set_qp(struct xr_rdma_cm_id *pub, struct xr_qp *qp)
+{
+	struct cma_id *id = pub ? cma_id_of(pub) : NULL;
+	int err;
+
+	if (!id)
+		return cma_fail(-EINVAL);
+	if (!qp) {
+		pub->qp = NULL;
+		return 0;
+	}
+	if (!id->cdev || pub->qp || qp->pd->device != pub->verbs ||
+	    !qp_fits_id(pub->qp_type, qp->qp_type))
+		return cma_fail(-EINVAL);
+	pub->qp = qp;
+	err = cma_qp_init(id);
+	if (err) {
+		pub->qp = NULL;
+		return cma_fail(err);
+	}
+	return 0;
+}
+
 void xr_rdma_destroy_qp(struct xr_rdma_cm_id *pub)
 {
 	if (!pub || !pub->qp)

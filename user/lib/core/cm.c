@@ -328,6 +328,7 @@ int xr_cm_listen(struct xr_cm_id *id, uint64_t service_id)
 			return -EBUSY;
 	id->service_id = service_id;
 	id->state = XR_CM_LISTEN;
+	cm->core->stats.cm_listens++;
 	return 0;
 }
 
@@ -608,12 +609,12 @@ int xr_cm_send_sidr_rep(struct xr_cm_id *id, const struct xr_cm_sidr_rep_param *
 	return 0;
 }
 
-void xr_cm_destroy_id(struct xr_cm_id *id, uint64_t now)
+/* What the peer is told when its connection's id goes: what ib_cm's destroy sends. */
+static void say_goodbye(struct cm_id_priv *p, uint64_t now)
 {
-	struct cm_id_priv *p = priv_of(id);
+	struct xr_cm_id *id = &p->pub;
 	uint8_t ari[8];
 
-	p->handler = NULL;
 	switch (id->state) {
 	case XR_CM_REQ_SENT:
 	case XR_CM_MRA_REQ_RCVD:
@@ -645,9 +646,28 @@ void xr_cm_destroy_id(struct xr_cm_id *id, uint64_t now)
 	default:
 		break;
 	}
+}
+
+void xr_cm_destroy_id(struct xr_cm_id *id, uint64_t now)
+{
+	struct cm_id_priv *p = priv_of(id);
+
+	p->handler = NULL;
+	say_goodbye(p, now);
 	/* Until its time-wait ends (or its DREQ is answered), the id lives on, unseen. */
 	if (id->state != XR_CM_TIMEWAIT && id->state != XR_CM_DREQ_SENT)
 		id_free(p);
+}
+
+void xr_cm_farewell(struct xr_cm *cm, uint64_t now)
+{
+	if (!cm)
+		return;
+	/* States change, ids stay: the scan sees each once. */
+	for (uint32_t i = 0; i < cm->nlive; i++) {
+		cm->live[i]->handler = NULL;
+		say_goodbye(cm->live[i], now);
+	}
 }
 
 /* ---- timers ----------------------------------------------------------------- */

@@ -164,6 +164,12 @@ bool xr_cm_rx(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_t *mad, ui
 uint64_t xr_cm_timers(struct xr_cm *cm, uint64_t now);
 /* Ids alive, counting those in time-wait whose consumer has gone. */
 uint32_t xr_cm_ids(const struct xr_cm *cm);
+/*
+ * The process is ending without destroying its ids: each peer is told what
+ * destroying its id would tell it (REJ, DREQ, DREP), as the kernel does when
+ * a process's rdma_cm file closes. The ids stay, unanswered from now on.
+ */
+void xr_cm_farewell(struct xr_cm *cm, uint64_t now);
 
 /* ---- for the consumer (the RDMA CM) ---- */
 int xr_cm_create_id(struct xr_core *core, xr_cm_handler handler, void *context,

@@ -11,15 +11,21 @@
 #include "core.h"
 
 /* With an SRQ the receive capabilities are the SRQ's: the QP's are ignored, as in verbs. */
+/*
+ * A queue of 0 WRs is allowed, as verbs allow a QP that only sends or only
+ * receives (qperf's bandwidth tests make them): it gets the smallest ring,
+ * and the capabilities returned say so.
+ */
 static bool cap_ok(const struct xr_qp_cap *cap, bool srq)
 {
-	return cap->max_send_wr >= 1 && cap->max_send_wr <= XR_MAX_WR &&
-	       (srq || (cap->max_recv_wr >= 1 && cap->max_recv_wr <= XR_MAX_WR &&
-			cap->max_recv_sge <= XR_MAX_SGE)) &&
+	return cap->max_send_wr <= XR_MAX_WR &&
+	       (srq || (cap->max_recv_wr <= XR_MAX_WR && cap->max_recv_sge <= XR_MAX_SGE)) &&
 	       cap->max_send_sge <= XR_MAX_SGE && cap->max_inline_data <= XR_MAX_INLINE;
 }
 
 #define QPN_LAST (XR_MULTICAST_QPN - 1)
+/* The size of a scatter/gather entry in a WQE (struct ib_sge's). */
+#define XR_SGE_SIZE 16
 
 /* The QPN after qpn in the cycle through every number a QP may have. */
 static uint32_t qpn_after(uint32_t qpn)
@@ -95,6 +101,15 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->cap.max_recv_wr = qp->rq_size;
 	if (!qp->cap.max_send_sge)
 		qp->cap.max_send_sge = 1;
+	/*
+	 * As rxe: a send WQE holds its SGEs or as much inline data, whichever
+	 * is more. Programs written on rxe and mlx5 (librdmacm's rdma_xclient)
+	 * send 16 inline bytes from a QP that asked for none.
+	 */
+	if (qp->cap.max_inline_data < qp->cap.max_send_sge * XR_SGE_SIZE)
+		qp->cap.max_inline_data = qp->cap.max_send_sge * XR_SGE_SIZE < XR_MAX_INLINE
+					      ? qp->cap.max_send_sge * XR_SGE_SIZE
+					      : XR_MAX_INLINE;
 	if (srq)
 		qp->cap.max_recv_sge = 0;
 	else if (!qp->cap.max_recv_sge)
