@@ -44,7 +44,7 @@
 # SIZES_UD, SIZES_UD_V6, CAPTURE_UD_SIZE (empty: no capture), SIZES_UC,
 # SIZES_SRQ, SRQ_QPS (default 8), SIZES_VERBS, ITERS, ITERS_UC (default
 # ITERS), GUEST_TIMEOUT (seconds a guest tool may run, default 120), KINDS
-# (which groups of runs, default all: "rc ud uc srq verbs perftest mw cm"; e.g. KINDS=srq
+# (which groups of runs, default all: "rc ud uc srq verbs perftest mw cm rdmacm"; e.g. KINDS=srq
 # runs only the SRQ runs; perftest.sh's PERF_RUNS selects among its runs).
 set -u
 # A relative RXE_PEER is the caller's, from where they started us.
@@ -60,7 +60,7 @@ SIZES_UC=${SIZES_UC:-1 4096 65536}
 SIZES_SRQ=${SIZES_SRQ:-4096 65536}
 SRQ_QPS=${SRQ_QPS:-8}
 SIZES_VERBS=${SIZES_VERBS:-1 4096 65536}
-KINDS=" ${KINDS:-rc ud uc srq verbs perftest mw cm} "
+KINDS=" ${KINDS:-rc ud uc srq verbs perftest mw cm rdmacm} "
 CAPTURE_UD_SIZE=${CAPTURE_UD_SIZE-1024}
 ITERS=${ITERS:-100}
 ITERS_UC=${ITERS_UC:-$ITERS}
@@ -486,6 +486,8 @@ selected perftest && source tests/interop/perftest.sh
 selected mw && source tests/interop/mw.sh
 # shellcheck source=tests/interop/cm.sh
 selected cm && source tests/interop/cm.sh
+# shellcheck source=tests/interop/rdmacm.sh
+selected rdmacm && source tests/interop/rdmacm.sh
 
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed"
