@@ -34,6 +34,9 @@
 # e2e_stat NS DEV NAME  one counter of DEV's `xroce stats` in NS ($xroce).
 # mac_of NS DEV         DEV's MAC address.
 # e2e_show_logs [LABEL] prints $logdir/server.log and client.log indented.
+# e2e_case_fail LABEL MESSAGE...
+#                       prints every log of case LABEL ($logdir/LABEL.*),
+#                       indented under its name, then fails with "LABEL: MESSAGE".
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
 #                       $roce_port (netns_run_pair); both must exit 0, find a
 #                       path MTU of 1024 and print a PASS summary, or fail.
@@ -144,6 +147,17 @@ e2e_attach_both() {
 		netns_exec "${end%%:*}" "$(netns_xroce)" attach "${end#*:}" >/dev/null ||
 			fail "xroce attach ${end#*:} failed"
 	done
+}
+
+e2e_case_fail() {
+	local label=$1 file
+	shift
+	for file in "$logdir/$label".*; do
+		[ -e "$file" ] || continue
+		echo "--- $(basename "$file"):"
+		sed 's/^/    /' "$file"
+	done
+	fail "$label: $*"
 }
 
 e2e_show_logs() {

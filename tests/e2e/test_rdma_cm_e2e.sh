@@ -48,24 +48,6 @@ netns_pair rcm "$subnet" || fail "could not create the namespaces"
 e2e_add_ipv6 "$prefix"
 e2e_attach_both
 
-# show_logs LABEL: every log of case LABEL, indented.
-show_logs() {
-	local file
-	for file in "$logdir/$1".*; do
-		[ -e "$file" ] || continue
-		echo "--- $(basename "$file"):"
-		sed 's/^/    /' "$file"
-	done
-}
-
-# case_fail LABEL MESSAGE...: the case's logs, then fail.
-case_fail() {
-	local label=$1
-	shift
-	show_logs "$label"
-	fail "$label: $*"
-}
-
 # start_server LABEL MODE ARGS...: `rdma_cm_e2e MODE ARGS` in A, in the
 # background (nsenter execs it: $server_pid is the program itself), stdout
 # into $logdir/LABEL.server.out and stderr into .server.err; waits (10 s at
@@ -77,7 +59,7 @@ start_server() {
 		>"$logdir/$label.server.out" 2>"$logdir/$label.server.err" &
 	server_pid=$!
 	e2e_wait_for_line "$logdir/$label.server.out" '^listening$' "$server_pid" 10 ||
-		case_fail "$label" "the server ($*) did not listen within 10 s"
+		e2e_case_fail "$label" "the server ($*) did not listen within 10 s"
 }
 
 # finish_server LABEL: waits ($server_exit_seconds at most, then kills it)
@@ -91,12 +73,12 @@ finish_server() {
 	if kill -0 "$server_pid" 2>/dev/null; then
 		e2e_stop_pid "$server_pid"
 		server_pid=""
-		case_fail "$label" "the server did not exit within $server_exit_seconds s"
+		e2e_case_fail "$label" "the server did not exit within $server_exit_seconds s"
 	fi
 	status=0
 	wait "$server_pid" || status=$?
 	server_pid=""
-	[ "$status" -eq 0 ] || case_fail "$label" "the server exited $status"
+	[ "$status" -eq 0 ] || e2e_case_fail "$label" "the server exited $status"
 }
 
 # run_client LABEL TAG ARGS...: `rdma_cm_e2e ARGS` in B under timeout, into
@@ -106,7 +88,7 @@ run_client() {
 	shift 2
 	netns_exec "$NETNS_B" timeout -k 5 "$client_seconds" "$prog" "$@" \
 		>"$logdir/$label.$tag.out" 2>"$logdir/$label.$tag.err" || status=$?
-	[ "$status" -eq 0 ] || case_fail "$label" "$tag ($*) exited $status (124: timed out)"
+	[ "$status" -eq 0 ] || e2e_case_fail "$label" "$tag ($*) exited $status (124: timed out)"
 }
 
 # expect_output LABEL FILE LINE...: FILE (under $logdir) holds exactly the LINEs, in order.
@@ -114,7 +96,7 @@ expect_output() {
 	local label=$1 file=$2
 	shift 2
 	printf '%s\n' "$@" | cmp -s - "$logdir/$file" ||
-		case_fail "$label" "$file is not exactly: $(printf '"%s" ' "$@")"
+		e2e_case_fail "$label" "$file is not exactly: $(printf '"%s" ' "$@")"
 }
 
 # check_no_malformed LABEL: neither engine counted a malformed MAD. Each
@@ -124,7 +106,7 @@ check_no_malformed() {
 	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 		value=$(e2e_stat "${end%%:*}" "${end#*:}" engine_mads_malformed)
 		[ "$value" = 0 ] ||
-			case_fail "$1" "${end#*:}: engine_mads_malformed is '$value', expected 0"
+			e2e_case_fail "$1" "${end#*:}: engine_mads_malformed is '$value', expected 0"
 	done
 }
 
@@ -146,13 +128,13 @@ label="no-listener"
 nsenter --net="/var/run/netns/$NETNS_A" "$holder" "$VETH_A" --hold >"$logdir/$label.holder.out" 2>&1 &
 holder_pid=$!
 e2e_wait_for_line "$logdir/$label.holder.out" "^opened " "$holder_pid" 10 ||
-	case_fail "$label" "open_device did not open $VETH_A"
+	e2e_case_fail "$label" "open_device did not open $VETH_A"
 run_client "$label" client client-expect "$ADDR_A" "$unused_port" REJECTED 8
 e2e_stop_pid "$holder_pid"
 holder_pid=""
 # The REJ of a REQ for no listener may or may not carry printable private data: only the verdict counts.
 grep -Fxq "got REJECTED status 8" "$logdir/$label.client.out" ||
-	case_fail "$label" "no line \"got REJECTED status 8\""
+	e2e_case_fail "$label" "no line \"got REJECTED status 8\""
 check_no_malformed "$label"
 echo "ok   b. a REQ for port $unused_port, where nobody listens: REJECTED, reason 8"
 
@@ -171,10 +153,10 @@ label="addr-timeout"
 run_client "$label" client resolve-expect "$unused_addr" 500 ADDR_ERROR
 line=$(cat "$logdir/$label.client.out")
 [[ $line =~ ^got\ ADDR_ERROR\ status\ -?[0-9]+\ after\ ([0-9]+)\ ms$ ]] ||
-	case_fail "$label" "the output is not one line \"got ADDR_ERROR status S after MS ms\""
+	e2e_case_fail "$label" "the output is not one line \"got ADDR_ERROR status S after MS ms\""
 elapsed=${BASH_REMATCH[1]}
 [ "$elapsed" -ge 400 ] && [ "$elapsed" -le 3000 ] ||
-	case_fail "$label" "ADDR_ERROR after $elapsed ms, expected 400 to 3000 for a 500 ms timeout"
+	e2e_case_fail "$label" "ADDR_ERROR after $elapsed ms, expected 400 to 3000 for a 500 ms timeout"
 echo "ok   d. resolving $unused_addr (no ARP answer), 500 ms timeout: ADDR_ERROR after $elapsed ms"
 
 # ---- e. UD: SIDR, then one datagram.
@@ -197,7 +179,7 @@ expect_output "$label" "$label.client.out" "echo ok 4096"
 expect_output "$label" "$label.server.out" listening "served 1" "server done"
 v6_after=$(e2e_stat "$NETNS_A" "$VETH_A" roce_ipv6)
 [ -n "$v6_before" ] && [ -n "$v6_after" ] && [ "$v6_after" -gt "$v6_before" ] ||
-	case_fail "$label" "$VETH_A: roce_ipv6 went from '$v6_before' to '$v6_after', expected it to grow"
+	e2e_case_fail "$label" "$VETH_A: roce_ipv6 went from '$v6_before' to '$v6_after', expected it to grow"
 check_no_malformed "$label"
 echo "ok   f. IPv6: a 4096-byte echo to $prefix::1, $((v6_after - v6_before)) RoCEv2 frames over IPv6"
 

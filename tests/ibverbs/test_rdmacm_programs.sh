@@ -71,23 +71,6 @@ grep -q "librdmacm.so.1 => $(cd "$BUILD/ibverbs" && pwd)/librdmacm.so.1 " <<<"$d
 echo "ok   rping under xroce-run loads xroce's librdmacm.so.1"
 
 # ---- cases --------------------------------------------------------------------
-# show_logs LABEL: every log of case LABEL, indented.
-show_logs() {
-	local file
-	for file in "$logdir/$1".*; do
-		[ -e "$file" ] || continue
-		echo "--- $(basename "$file"):"
-		tail -n 20 "$file" | sed 's/^/    /'
-	done
-}
-
-case_fail() {
-	local label=$1
-	shift
-	show_logs "$label"
-	fail "$label: $*"
-}
-
 # fresh_pair: the previous case's namespaces go, a new pair comes with xroce
 # attached on both ends (its counters start at 0).
 fresh_pair() {
@@ -102,10 +85,10 @@ wait_listen() {
 	for ((i = 0; i < 100; i++)); do
 		listens=$(e2e_stat "$NETNS_A" "$VETH_A" engine_cm_listens)
 		[ "${listens:-0}" -ge 1 ] && return 0
-		kill -0 "$pid" 2>/dev/null || case_fail "$label" "the server exited before it listened"
+		kill -0 "$pid" 2>/dev/null || e2e_case_fail "$label" "the server exited before it listened"
 		sleep 0.1
 	done
-	case_fail "$label" "the server did not listen within 10 s"
+	e2e_case_fail "$label" "the server did not listen within 10 s"
 }
 
 # no_leftovers LABEL: nothing of ours runs in either namespace, no malformed MAD was counted.
@@ -113,11 +96,11 @@ no_leftovers() {
 	local label=$1 ns left malformed
 	for ns in "$NETNS_A" "$NETNS_B"; do
 		left=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
-		[ -z "$left" ] || case_fail "$label" "processes left in $ns: $left"
+		[ -z "$left" ] || e2e_case_fail "$label" "processes left in $ns: $left"
 	done
 	for ns in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 		malformed=$(e2e_stat "${ns%%:*}" "${ns#*:}" engine_mads_malformed)
-		[ "${malformed:-0}" -eq 0 ] || case_fail "$label" "${ns#*:} counted $malformed malformed MADs"
+		[ "${malformed:-0}" -eq 0 ] || e2e_case_fail "$label" "${ns#*:} counted $malformed malformed MADs"
 	done
 }
 
@@ -138,7 +121,7 @@ run_case() {
 	server_pid=$!
 	if [ -n "$tcp_port" ]; then
 		e2e_wait_listening "$server_pid" "$tcp_port" ||
-			case_fail "$label" "the server did not listen on TCP $tcp_port"
+			e2e_case_fail "$label" "the server did not listen on TCP $tcp_port"
 	else
 		wait_listen "$label" "$server_pid"
 	fi
@@ -146,9 +129,9 @@ run_case() {
 	nsenter --net="/var/run/netns/$NETNS_B" timeout "$client_seconds" "$run" $client_args \
 		>"$logdir/$label.client" 2>&1
 	status=$?
-	[ "$status" -eq 0 ] || case_fail "$label" "the client exited with $status"
+	[ "$status" -eq 0 ] || e2e_case_fail "$label" "the client exited with $status"
 	if [ "$keeps" = keeps ]; then
-		kill -0 "$server_pid" 2>/dev/null || case_fail "$label" "the server died"
+		kill -0 "$server_pid" 2>/dev/null || e2e_case_fail "$label" "the server died"
 		e2e_stop_pid "$server_pid"
 	else
 		for ((i = 0; i < server_exit_seconds * 10; i++)); do
@@ -156,10 +139,10 @@ run_case() {
 			sleep 0.1
 		done
 		kill -0 "$server_pid" 2>/dev/null &&
-			case_fail "$label" "the server did not exit within $server_exit_seconds s"
+			e2e_case_fail "$label" "the server did not exit within $server_exit_seconds s"
 		wait "$server_pid"
 		status=$?
-		[ "$status" -eq 0 ] || case_fail "$label" "the server exited with $status"
+		[ "$status" -eq 0 ] || e2e_case_fail "$label" "the server exited with $status"
 	fi
 	server_pid=""
 	no_leftovers "$label"
@@ -171,9 +154,9 @@ expect() {
 	local label=$1 which=$2 regex=$3 count=${4:-} n
 	n=$(grep -cE "$regex" "$logdir/$label.$which")
 	if [ -n "$count" ]; then
-		[ "$n" -eq "$count" ] || case_fail "$label" "the $which printed $n lines like '$regex', not $count"
+		[ "$n" -eq "$count" ] || e2e_case_fail "$label" "the $which printed $n lines like '$regex', not $count"
 	else
-		[ "$n" -ge 1 ] || case_fail "$label" "the $which printed no line like '$regex'"
+		[ "$n" -ge 1 ] || e2e_case_fail "$label" "the $which printed no line like '$regex'"
 	fi
 }
 
@@ -222,14 +205,14 @@ fresh_pair
 nsenter --net="/var/run/netns/$NETNS_A" "$holder" "$VETH_A" --hold >"$logdir/$label.holder" 2>&1 &
 holder_pid=$!
 e2e_wait_for_line "$logdir/$label.holder" "^opened " "$holder_pid" 10 ||
-	case_fail "$label" "open_device did not open $VETH_A"
+	e2e_case_fail "$label" "open_device did not open $VETH_A"
 start=$SECONDS
 nsenter --net="/var/run/netns/$NETNS_B" timeout 30 "$run" rping -c -a "$ADDR_A" -p "$unused_port" \
 	-C 1 -v >"$logdir/$label.client" 2>&1
 status=$?
 took=$((SECONDS - start))
-[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || case_fail "$label" "rping exited with $status"
-[ "$took" -le 15 ] || case_fail "$label" "rping took $took s"
+[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || e2e_case_fail "$label" "rping exited with $status"
+[ "$took" -le 15 ] || e2e_case_fail "$label" "rping took $took s"
 expect "$label" client 'RDMA_CM_EVENT_REJECTED, error 8'
 e2e_stop_pid "$holder_pid"
 holder_pid=""
@@ -240,7 +223,7 @@ label=i.rsocket
 nsenter --net="/var/run/netns/$NETNS_B" timeout 10 "$run" rstream -s "$ADDR_A" \
 	>"$logdir/$label.client" 2>&1
 status=$?
-[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || case_fail "$label" "rstream exited with $status"
+[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || e2e_case_fail "$label" "rstream exited with $status"
 expect "$label" client '^rsocket failed: Function not implemented$' 1
 echo "ok   i. rstream: rsocket fails with ENOSYS"
 echo "test_rdmacm_programs: PASS"

@@ -114,24 +114,7 @@ cm_no_listener() {
 	fi
 	kill "$holder" 2>/dev/null
 	wait "$holder" 2>/dev/null
-	cm_report "$label" "$why" "rejected in $elapsed ms" "$log"
-}
-
-# cm_report LABEL WHY DETAIL LOG...: one PASS or FAIL line (WHY empty: passed).
-cm_report() {
-	local label=$1 why=$2 detail=$3 log
-	shift 3
-	if [ -z "$why" ]; then
-		passed=$((passed + 1))
-		printf 'PASS %-34s %s\n' "$label" "$detail"
-		return
-	fi
-	failed=$((failed + 1))
-	failures+=("$label")
-	printf 'FAIL %-34s %s\n' "$label" "$why"
-	for log in "$@"; do
-		[ -s "$log" ] && tail -n 15 "$log" | sed "s/^/    | ${log##*/}: /"
-	done
+	interop_report "$label" "$why" "rejected in $elapsed ms" "$log"
 }
 
 # cm_compare_why ROLE PCAP: why xroce's CM messages in PCAP differ from the golden (nothing: equal).
@@ -165,7 +148,7 @@ cm_xroce_connects() {
 	else
 		why=$(cm_compare_why active "$pcap")
 	fi
-	cm_report "$label" "$why" "REQ and RTU equal the golden capture's" "$log" "$rping_log"
+	interop_report "$label" "$why" "REQ and RTU equal the golden capture's" "$log" "$rping_log"
 }
 
 cm_rping_connects() {
@@ -200,10 +183,12 @@ cm_rping_connects() {
 	else
 		why=$(cm_compare_why passive "$pcap")
 	fi
-	cm_report "$label" "$why" "rping's SEND arrived; REP equals the golden's" "$log" "$rping_log"
+	interop_report "$label" "$why" "rping's SEND arrived; REP equals the golden's" "$log" "$rping_log"
 }
 
 cm_main() {
+	# shellcheck source=tests/interop/report.sh
+	source tests/interop/report.sh
 	CM_XROCE=$(readlink -f "${BUILD:-build}/xroce")
 	CM_HOLDER=$(readlink -f "${BUILD:-build}/tests/open_device")
 	CM_HOST_NS=${RXE_PEER_HOST_NS:-xrhost}

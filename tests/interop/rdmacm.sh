@@ -29,23 +29,6 @@ rc_in_host() {
 	nsenter --net="/var/run/netns/$RC_HOST_NS" "$@"
 }
 
-# rc_report LABEL WHY DETAIL LOG...: one PASS or FAIL line (WHY empty: passed).
-rc_report() {
-	local label=$1 why=$2 detail=$3 log
-	shift 3
-	if [ -z "$why" ]; then
-		passed=$((passed + 1))
-		printf 'PASS %-34s %s\n' "$label" "$detail"
-		return
-	fi
-	failed=$((failed + 1))
-	failures+=("$label")
-	printf 'FAIL %-34s %s\n' "$label" "$why"
-	for log in "$@"; do
-		[ -s "$log" ] && tail -n 15 "$log" | sed "s/^/    | ${log##*/}: /"
-	done
-}
-
 # rc_host_listens PID SECONDS: until xroce's engine has begun a listen, while PID lives.
 rc_host_listens() {
 	local pid=$1 i listens
@@ -81,7 +64,7 @@ rc_to_rxe() {
 	else
 		why=$($check "$log" "$guest_log")
 	fi
-	rc_report "$label" "$why" "$($RC_DETAIL "$log")" "$log" "$guest_log"
+	interop_report "$label" "$why" "$($RC_DETAIL "$log")" "$log" "$guest_log"
 }
 
 # rc_from_rxe LABEL "HOST SERVER ARGS" "GUEST CLIENT CMD" CHECK: xroce's
@@ -119,7 +102,7 @@ rc_from_rxe() {
 		why="the guest's ${client%% *} exited with $status"
 	fi
 	[ -n "$why" ] || why=$($check "$guest_log" "$log")
-	rc_report "$label" "$why" "$($RC_DETAIL "$guest_log")" "$log" "$guest_log"
+	interop_report "$label" "$why" "$($RC_DETAIL "$guest_log")" "$log" "$guest_log"
 }
 
 # Checks: CLIENT_LOG SERVER_LOG; print why not.
@@ -147,6 +130,8 @@ rc_qperf_detail() {
 }
 
 rdmacm_main() {
+	# shellcheck source=tests/interop/report.sh
+	source tests/interop/report.sh
 	RC_XROCE=$(readlink -f "${BUILD:-build}/xroce")
 	RC_RUN=$(readlink -f "${BUILD:-build}/xroce-run")
 	RC_HOST_NS=${RXE_PEER_HOST_NS:-xrhost}
@@ -172,7 +157,7 @@ rdmacm_main() {
 		rc_to_rxe "rdmacm qperf to-rxe" "qperf" "qperf -cm1 -t 2 $g rc_bw rc_lat" rc_qperf_ok
 		"$RXE_PEER" impair "$RC_GUEST" off >/dev/null 2>&1
 	else
-		rc_report "rdmacm qperf to-rxe" "rxe-peer impair (netem) failed" ""
+		interop_report "rdmacm qperf to-rxe" "rxe-peer impair (netem) failed" ""
 	fi
 	RC_TCP_PORT=19765
 	rc_from_rxe "rdmacm qperf from-rxe" "qperf" "qperf -cm1 -t 2 $h rc_bw rc_lat" rc_qperf_ok

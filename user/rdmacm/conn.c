@@ -126,46 +126,31 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	destroy_cqs(id);
 }
 
-static void conn_param_to_xr(const struct rdma_conn_param *in, struct xr_rdma_conn_param *out)
+/* xr_rdma_connect or xr_rdma_accept with librdmacm's parameters (NULL: none). */
+static int with_conn_param(int (*call)(struct xr_rdma_cm_id *, const struct xr_rdma_conn_param *),
+			   struct rdma_cm_id *id, const struct rdma_conn_param *in)
 {
-	out->private_data = in->private_data;
-	out->private_data_len = in->private_data_len;
-	out->responder_resources = in->responder_resources;
-	out->initiator_depth = in->initiator_depth;
-	out->flow_control = in->flow_control;
-	out->retry_count = in->retry_count;
-	out->rnr_retry_count = in->rnr_retry_count;
-	out->srq = in->srq;
-	out->qp_num = in->qp_num;
+	struct xr_rdma_conn_param xp = {0}, *out = &xp;
+
+	if (!id)
+		return rc_fail(EINVAL);
+	if (in) {
+		RC_CONN_PARAM_FIELDS(RC_COPY_FIELD)
+	}
+	return rc_ret(call(rc_id(id)->xr, in ? out : NULL));
 }
 
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
-	struct xr_rdma_conn_param xp = {0};
-	int err;
-
-	if (!id)
-		return rc_fail(EINVAL);
-	if (conn_param)
-		conn_param_to_xr(conn_param, &xp);
-	err = xr_rdma_connect(rc_id(id)->xr, conn_param ? &xp : NULL);
-	if (err)
-		return rc_fail(-err);
+	if (with_conn_param(xr_rdma_connect, id, conn_param))
+		return -1;
 	return rc_complete(rc_id(id));
 }
 
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
-	struct xr_rdma_conn_param xp = {0};
-	int err;
-
-	if (!id)
-		return rc_fail(EINVAL);
-	if (conn_param)
-		conn_param_to_xr(conn_param, &xp);
-	err = xr_rdma_accept(rc_id(id)->xr, conn_param ? &xp : NULL);
-	if (err)
-		return rc_fail(-err);
+	if (with_conn_param(xr_rdma_accept, id, conn_param))
+		return -1;
 	if (id->qp_type == IBV_QPT_UD) {
 		/* A SIDR_REP ends it: no event follows. */
 		if (rc_id(id)->sync && id->event) {

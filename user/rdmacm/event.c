@@ -43,15 +43,7 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 static void copy_conn_param(struct rdma_conn_param *out, const struct xr_rdma_conn_param *in)
 {
-	out->private_data = in->private_data;
-	out->private_data_len = in->private_data_len;
-	out->responder_resources = in->responder_resources;
-	out->initiator_depth = in->initiator_depth;
-	out->flow_control = in->flow_control;
-	out->retry_count = in->retry_count;
-	out->rnr_retry_count = in->rnr_retry_count;
-	out->srq = in->srq;
-	out->qp_num = in->qp_num;
+	RC_CONN_PARAM_FIELDS(RC_COPY_FIELD)
 }
 
 static void copy_ud_param(struct rdma_ud_param *out, const struct xr_rdma_ud_param *in)

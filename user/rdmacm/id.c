@@ -217,10 +217,10 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 
 	if (!id)
 		return rc_fail(EINVAL);
+	/* What it finds reaches id with its event (the resolution runs meanwhile). */
 	err = xr_rdma_resolve_addr(rc_id(id)->xr, src_addr, dst_addr, timeout_ms);
 	if (err)
 		return rc_fail(-err);
-	rc_id_sync(rc_id(id));
 	return rc_complete(rc_id(id));
 }
 

@@ -56,6 +56,12 @@ static inline struct rc_channel *rc_channel(struct rdma_event_channel *ch)
 	return rc_container(ch, struct rc_channel, ch);
 }
 
+/* The fields rdma_conn_param and xr_rdma_conn_param share, of one meaning and width. */
+#define RC_CONN_PARAM_FIELDS(copy)                                                                 \
+	copy(private_data) copy(private_data_len) copy(responder_resources) copy(initiator_depth)  \
+	    copy(flow_control) copy(retry_count) copy(rnr_retry_count) copy(srq) copy(qp_num)
+#define RC_COPY_FIELD(field) out->field = in->field;
+
 /* -1 with errno set to err, librdmacm's way of failing. */
 static inline int rc_fail(int err)
 {
