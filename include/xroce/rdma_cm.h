@@ -179,6 +179,40 @@ int xr_rdma_reject(struct xr_rdma_cm_id *id, const void *private_data, uint8_t p
 /* Moves the QP to ERR and sends a DREQ (or the DREP a DREQ received waits for). */
 int xr_rdma_disconnect(struct xr_rdma_cm_id *id);
 
+/* librdmacm's rdma_cm_join_mc_attr_ex: its comp_mask bits and join flags. */
+enum {
+	XR_RDMA_CM_JOIN_MC_ATTR_ADDRESS = 1 << 0,
+	XR_RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS = 1 << 1,
+	XR_RDMA_CM_JOIN_MC_ATTR_RESERVED = 1 << 2,
+};
+enum xr_rdma_mc_join_flags {
+	XR_RDMA_MC_JOIN_FLAG_FULLMEMBER,
+	XR_RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER, /* sends to the group, receives nothing */
+	XR_RDMA_MC_JOIN_FLAG_RESERVED,
+};
+struct xr_rdma_cm_join_mc_attr_ex {
+	uint32_t comp_mask;
+	uint32_t join_flags;
+	const struct sockaddr *addr;
+};
+
+/*
+ * Multicast over the CM, as the kernel's rdma_cm does it on RoCE: a UD id
+ * bound to (or resolved on) a device joins the IP group addr (224.0.0.0/4
+ * or ff00::/8) and gets MULTICAST_JOIN, whose UD parameters address the
+ * group (its GID, QPN XR_MULTICAST_QPN, the id's Q_Key) and whose
+ * private_data is context. A full member's QP, if the id has one then, is
+ * attached to the group (xr_attach_mcast) and receives what is sent to it;
+ * if attaching fails the event is MULTICAST_ERROR with the error. Joining a
+ * group the id joined already is -EADDRINUSE; leaving one it did not join,
+ * -EADDRNOTAVAIL. Leaving, taking the QP away (xr_rdma_set_qp NULL,
+ * xr_rdma_destroy_qp) or destroying the id detaches the QP.
+ */
+int xr_rdma_join_multicast(struct xr_rdma_cm_id *id, const struct sockaddr *addr, void *context);
+int xr_rdma_join_multicast_ex(struct xr_rdma_cm_id *id,
+			      const struct xr_rdma_cm_join_mc_attr_ex *attr, void *context);
+int xr_rdma_leave_multicast(struct xr_rdma_cm_id *id, const struct sockaddr *addr);
+
 #ifdef __cplusplus
 }
 #endif

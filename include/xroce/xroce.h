@@ -618,6 +618,7 @@ int xr_modify_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask);
  */
 int xr_query_qp(struct xr_qp *qp, struct xr_qp_attr *attr, int attr_mask,
 		struct xr_qp_init_attr *init_attr);
+/* A UD QP's sends posted before it is destroyed still leave, as from a NIC's rung doorbell. */
 int xr_destroy_qp(struct xr_qp *qp);
 
 /* ---- work requests ---------------------------------------------------- */

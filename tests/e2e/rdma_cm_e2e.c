@@ -14,6 +14,9 @@
  *                                              resolves DST, expects EVENT, says how long
  *   rdma_cm_e2e ud-server ADDR PORT            answers a SIDR request, checks one datagram
  *   rdma_cm_e2e ud-client DST PORT             SIDR-resolves the server, sends one datagram
+ *   rdma_cm_e2e mc-recv SRC GROUP COUNT        checks the join API's errors, joins GROUP
+ *                                              from SRC, checks COUNT datagrams and no more
+ *   rdma_cm_e2e mc-send SRC GROUP COUNT        joins GROUP send-only, sends COUNT datagrams
  *
  * ADDR and DST are numeric IPv4 or IPv6 addresses; EVENT is an event's name
  * without its RDMA_CM_EVENT_ prefix (REJECTED, ADDR_ERROR, ...); STATUS is
@@ -22,7 +25,8 @@
  * What the script checks is on stdout, one line each, flushed at once:
  * "listening", "served N", "server done", "rejected", "echo ok SIZE",
  * "private data: TEXT", "got EVENT status S", "got EVENT status S after MS
- * ms", "accepted", "ud ok", "ud sent SIZE". Every wait is bounded; anything
+ * ms", "accepted", "ud ok", "ud sent SIZE", "join errors ok", "joined",
+ * "mc received COUNT", "mc sent COUNT". Every wait is bounded; anything
  * unexpected (an event, a status, a completion, a byte) is described on
  * stderr and the exit status is 1 (2 for a usage error).
  *
@@ -70,6 +74,15 @@
 
 #define SEND_WR_ID 0x5e9du
 #define RECV_WR_ID 0x9ec7u
+
+/*
+ * Multicast: datagram i carries the pattern of MC_SEED + i; after the last,
+ * MC_QUIET_MS without another shows that no more arrived than were sent.
+ */
+#define MC_MAX_COUNT 32
+#define MC_MSG_SIZE 512
+#define MC_SEED 0x3c057a00u
+#define MC_QUIET_MS 500
 
 /* The private data each side sends, and the reject's (11 bytes, no NUL, as the brief has it). */
 #define REQ_PRIVATE_DATA "xroce-cm-req"
@@ -181,6 +194,7 @@ struct cm_event {
 	size_t private_data_len;
 	/* UD ids' events; its private_data pointer is cleared (it dies with the ack). */
 	struct xr_rdma_ud_param ud;
+	const void *join_context; /* a MULTICAST_JOIN's private_data: the join's context */
 };
 
 static struct xr_rdma_event_channel *create_channel(void)
@@ -218,6 +232,7 @@ static bool carries_param(enum xr_rdma_cm_event_type type)
 	case XR_RDMA_CM_EVENT_ESTABLISHED:
 	case XR_RDMA_CM_EVENT_REJECTED:
 	case XR_RDMA_CM_EVENT_UNREACHABLE:
+	case XR_RDMA_CM_EVENT_MULTICAST_JOIN:
 		return true;
 	default:
 		return false;
@@ -241,6 +256,10 @@ static void copy_event(const struct xr_rdma_cm_event *ev, struct cm_event *out)
 	if (ud) {
 		out->ud = ev->param.ud;
 		out->ud.private_data = NULL;
+	}
+	if (ev->event == XR_RDMA_CM_EVENT_MULTICAST_JOIN) {
+		out->join_context = data;
+		return;
 	}
 	if (!data)
 		len = 0;
@@ -412,12 +431,12 @@ struct endpoint {
 	struct xr_ah *ah; /* the UD client's, to the server */
 };
 
-/* CQs on the id's device and a QP of type through the CM, on the CM's PD. */
-static void create_qp(struct endpoint *ep, enum xr_qp_type type)
+/* CQs on the id's device and a QP of type through the CM, on the CM's PD, depth WRs deep. */
+static void create_qp_of_depth(struct endpoint *ep, enum xr_qp_type type, uint32_t depth)
 {
 	struct xr_qp_init_attr init = {
-	    .cap = {.max_send_wr = QP_DEPTH,
-		    .max_recv_wr = QP_DEPTH,
+	    .cap = {.max_send_wr = depth,
+		    .max_recv_wr = depth,
 		    .max_send_sge = 1,
 		    .max_recv_sge = 1},
 	    .qp_type = type,
@@ -426,8 +445,8 @@ static void create_qp(struct endpoint *ep, enum xr_qp_type type)
 
 	if (!ep->id->verbs)
 		die("the id has no device to create a QP on");
-	ep->send_cq = xr_create_cq(ep->id->verbs, CQ_DEPTH, NULL);
-	ep->recv_cq = xr_create_cq(ep->id->verbs, CQ_DEPTH, NULL);
+	ep->send_cq = xr_create_cq(ep->id->verbs, depth > CQ_DEPTH ? (int)depth : CQ_DEPTH, NULL);
+	ep->recv_cq = xr_create_cq(ep->id->verbs, depth > CQ_DEPTH ? (int)depth : CQ_DEPTH, NULL);
 	if (!ep->send_cq || !ep->recv_cq)
 		die("xr_create_cq: %s", strerror(errno));
 	init.send_cq = ep->send_cq;
@@ -437,6 +456,11 @@ static void create_qp(struct endpoint *ep, enum xr_qp_type type)
 		die("xr_rdma_create_qp: %s", strerror(-ret));
 	if (!ep->id->qp || ep->id->qp->qp_type != type)
 		die("xr_rdma_create_qp succeeded but the id has no QP of type %d", type);
+}
+
+static void create_qp(struct endpoint *ep, enum xr_qp_type type)
+{
+	create_qp_of_depth(ep, type, QP_DEPTH);
 }
 
 /* A zeroed buffer of len bytes registered on the QP's PD for local writes. */
@@ -954,6 +978,198 @@ static int run_ud_client(char **argv)
 	return 0;
 }
 
+/* ---- UD: multicast -------------------------------------------------------------------------- */
+
+/* The joins' context: MULTICAST_JOIN must hand back this address. */
+static int join_context;
+
+static void expect_fails(int ret, int err, const char *what)
+{
+	if (ret != -err)
+		die("%s returned %d (%s), expected -%d (%s)", what, ret, ret ? strerror(-ret) : "",
+		    err, strerror(err));
+}
+
+static void bind_to(struct xr_rdma_cm_id *id, const char *addr)
+{
+	struct sockaddr_storage ss;
+	int ret;
+
+	parse_sockaddr(addr, "0", &ss);
+	ret = xr_rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (ret)
+		die("xr_rdma_bind_addr %s: %s", addr, strerror(-ret));
+}
+
+/* Each wrong join fails as the API says; no event comes of any of them. */
+static void check_join_errors(struct xr_rdma_event_channel *ch, const char *src,
+			      const struct sockaddr *group)
+{
+	struct xr_rdma_cm_id *rc = create_id(ch, XR_RDMA_PS_TCP),
+			     *ud = create_id(ch, XR_RDMA_PS_UDP);
+	struct xr_rdma_cm_join_mc_attr_ex attr = {
+	    .comp_mask = XR_RDMA_CM_JOIN_MC_ATTR_ADDRESS | XR_RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
+	    .join_flags = XR_RDMA_MC_JOIN_FLAG_FULLMEMBER,
+	    .addr = group,
+	};
+	struct sockaddr_storage unicast;
+	struct xr_rdma_cm_event *ev;
+
+	expect_fails(xr_rdma_join_multicast(ud, group, NULL), EINVAL, "a join before binding");
+	bind_to(rc, src);
+	expect_fails(xr_rdma_join_multicast(rc, group, NULL), EINVAL, "an RC id's join");
+	bind_to(ud, src);
+	parse_sockaddr(src, "0", &unicast);
+	expect_fails(xr_rdma_join_multicast(ud, (struct sockaddr *)&unicast, NULL), EINVAL,
+		     "a join of a unicast address");
+	attr.comp_mask |= XR_RDMA_CM_JOIN_MC_ATTR_RESERVED;
+	expect_fails(xr_rdma_join_multicast_ex(ud, &attr, NULL), EOPNOTSUPP,
+		     "a join with an unknown comp_mask bit");
+	attr.comp_mask = XR_RDMA_CM_JOIN_MC_ATTR_ADDRESS;
+	expect_fails(xr_rdma_join_multicast_ex(ud, &attr, NULL), EINVAL, "a join without flags");
+	attr.comp_mask |= XR_RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
+	attr.join_flags = XR_RDMA_MC_JOIN_FLAG_RESERVED;
+	expect_fails(xr_rdma_join_multicast_ex(ud, &attr, NULL), EINVAL, "a join of unknown flags");
+	expect_fails(xr_rdma_leave_multicast(ud, group), EADDRNOTAVAIL,
+		     "leaving a group not joined");
+	if (xr_rdma_get_cm_event(ch, &ev) != -EAGAIN)
+		die("a join that failed left an event");
+	destroy_id(rc);
+	destroy_id(ud);
+	printf("join errors ok\n");
+}
+
+/* The group's GID: IPv4-mapped for an IPv4 group. */
+static union xr_gid group_gid(const struct sockaddr *group)
+{
+	union xr_gid gid = {0};
+
+	if (group->sa_family == AF_INET6) {
+		memcpy(gid.raw, &((const struct sockaddr_in6 *)group)->sin6_addr, 16);
+	} else {
+		gid.raw[10] = gid.raw[11] = 0xff;
+		memcpy(gid.raw + 12, &((const struct sockaddr_in *)group)->sin_addr, 4);
+	}
+	return gid;
+}
+
+/* A UD id on src with a QP depth WRs deep, not joined yet. */
+static void mc_endpoint(struct xr_rdma_event_channel *ch, struct endpoint *ep, const char *src,
+			uint32_t depth)
+{
+	ep->id = create_id(ch, XR_RDMA_PS_UDP);
+	bind_to(ep->id, src);
+	create_qp_of_depth(ep, XR_QPT_UD, depth);
+}
+
+/* Joins group with flags: MULTICAST_JOIN names the group, QPN 0xFFFFFF and the UDP Q_Key. */
+static void mc_join(struct xr_rdma_event_channel *ch, struct endpoint *ep,
+		    const struct sockaddr *group, uint32_t flags, struct cm_event *ev)
+{
+	struct xr_rdma_cm_join_mc_attr_ex attr = {
+	    .comp_mask = XR_RDMA_CM_JOIN_MC_ATTR_ADDRESS | XR_RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
+	    .join_flags = flags,
+	    .addr = group,
+	};
+	union xr_gid gid = group_gid(group);
+	int ret = xr_rdma_join_multicast_ex(ep->id, &attr, &join_context);
+
+	if (ret)
+		die("xr_rdma_join_multicast_ex: %s", strerror(-ret));
+	expect_event(ch, XR_RDMA_CM_EVENT_MULTICAST_JOIN, ep->id, ev);
+	if (ev->join_context != &join_context)
+		die("MULTICAST_JOIN carries context %p, not the join's %p", ev->join_context,
+		    (void *)&join_context);
+	if (ev->ud.qp_num != XR_MULTICAST_QPN || ev->ud.qkey != XR_RDMA_UDP_QKEY)
+		die("MULTICAST_JOIN names QPN 0x%x and Q_Key 0x%08x, expected 0x%x and 0x%08x",
+		    ev->ud.qp_num, ev->ud.qkey, XR_MULTICAST_QPN, XR_RDMA_UDP_QKEY);
+	if (!ev->ud.ah_attr.is_global || memcmp(&ev->ud.ah_attr.grh.dgid, &gid, sizeof(gid)))
+		die("MULTICAST_JOIN's address handle is not to the group's GID");
+	expect_fails(xr_rdma_join_multicast(ep->id, group, NULL), EADDRINUSE,
+		     "joining the same group again");
+}
+
+static void mc_leave(struct endpoint *ep, const struct sockaddr *group)
+{
+	int ret = xr_rdma_leave_multicast(ep->id, group);
+
+	if (ret)
+		die("xr_rdma_leave_multicast: %s", strerror(-ret));
+	expect_fails(xr_rdma_leave_multicast(ep->id, group), EADDRNOTAVAIL, "leaving twice");
+}
+
+static int run_mc_recv(char **argv)
+{
+	struct xr_rdma_event_channel *ch = create_channel();
+	uint32_t count = (uint32_t)parse_number(argv[3], 1, MC_MAX_COUNT, "COUNT");
+	const uint32_t slot = XR_GRH_SIZE + MC_MSG_SIZE + 64; /* room: a longer one shows */
+	struct endpoint ep = {0};
+	struct sockaddr_storage group;
+	struct cm_event ev;
+	struct xr_wc extra;
+
+	parse_sockaddr(argv[2], "0", &group);
+	check_join_errors(ch, argv[1], (struct sockaddr *)&group);
+	mc_endpoint(ch, &ep, argv[1], count);
+	ep.recv_buf = alloc_registered(&ep, (size_t)slot * count, &ep.recv_mr);
+	for (uint32_t i = 0; i < count; i++)
+		post_recv(&ep, ep.recv_buf + (size_t)slot * i, slot);
+	mc_join(ch, &ep, (struct sockaddr *)&group, XR_RDMA_MC_JOIN_FLAG_FULLMEMBER, &ev);
+	printf("joined\n");
+
+	for (uint32_t i = 0; i < count; i++) {
+		struct xr_wc wc = wait_completion(ep.recv_cq, RECV_WR_ID, XR_WC_RECV, "datagram");
+		const uint8_t *got = ep.recv_buf + (size_t)slot * i + XR_GRH_SIZE;
+		ssize_t bad;
+
+		if (wc.byte_len != XR_GRH_SIZE + MC_MSG_SIZE)
+			die("datagram %u has byte_len %u, expected %d + %d", i, wc.byte_len,
+			    XR_GRH_SIZE, MC_MSG_SIZE);
+		bad = pattern_mismatch(got, MC_SEED + i, 0, MC_MSG_SIZE);
+		if (bad >= 0)
+			die("datagram %u differs at byte %zd: 0x%02x, expected 0x%02x", i, bad,
+			    got[bad], pattern_byte(MC_SEED + i, (size_t)bad));
+	}
+	if (poll_cq_until(ep.recv_cq, &extra, 1, 1, tool_now_ms() + MC_QUIET_MS))
+		die("a datagram more than the %u sent arrived", count);
+	mc_leave(&ep, (struct sockaddr *)&group);
+	printf("mc received %u\n", count);
+	release_endpoint(&ep);
+	destroy_id(ep.id);
+	destroy_channel(ch);
+	return 0;
+}
+
+static int run_mc_send(char **argv)
+{
+	struct xr_rdma_event_channel *ch = create_channel();
+	uint32_t count = (uint32_t)parse_number(argv[3], 1, MC_MAX_COUNT, "COUNT");
+	struct endpoint ep = {0};
+	struct sockaddr_storage group;
+	struct ud_dest dest;
+	struct cm_event ev;
+
+	parse_sockaddr(argv[2], "0", &group);
+	mc_endpoint(ch, &ep, argv[1], QP_DEPTH);
+	ep.send_buf = alloc_registered(&ep, MC_MSG_SIZE, &ep.send_mr);
+	mc_join(ch, &ep, (struct sockaddr *)&group, XR_RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER, &ev);
+	ep.ah = xr_create_ah(ep.id->qp->pd, &ev.ud.ah_attr);
+	if (!ep.ah)
+		die("xr_create_ah from MULTICAST_JOIN's ah_attr: %s", strerror(errno));
+	dest = (struct ud_dest){.ah = ep.ah, .qpn = ev.ud.qp_num, .qkey = ev.ud.qkey};
+	for (uint32_t i = 0; i < count; i++) {
+		fill_pattern(ep.send_buf, MC_SEED + i, 0, MC_MSG_SIZE);
+		post_send(&ep, ep.send_mr, ep.send_buf, MC_MSG_SIZE, &dest);
+		wait_completion(ep.send_cq, SEND_WR_ID, XR_WC_SEND, "datagram send");
+	}
+	mc_leave(&ep, (struct sockaddr *)&group);
+	printf("mc sent %u\n", count);
+	release_endpoint(&ep);
+	destroy_id(ep.id);
+	destroy_channel(ch);
+	return 0;
+}
+
 /* ---- main ------------------------------------------------------------------------------------ */
 
 static void usage(void)
@@ -965,7 +1181,9 @@ static void usage(void)
 			"       " PROG " client-expect DST PORT EVENT [STATUS]\n"
 			"       " PROG " resolve-expect DST TIMEOUT_MS EVENT\n"
 			"       " PROG " ud-server ADDR PORT\n"
-			"       " PROG " ud-client DST PORT\n");
+			"       " PROG " ud-client DST PORT\n"
+			"       " PROG " mc-recv SRC GROUP COUNT\n"
+			"       " PROG " mc-send SRC GROUP COUNT\n");
 	exit(2);
 }
 
@@ -984,6 +1202,8 @@ int main(int argc, char **argv)
 	    {"resolve-expect", 3, 3, run_resolve_expect},
 	    {"ud-server", 2, 2, run_ud_server},
 	    {"ud-client", 2, 2, run_ud_client},
+	    {"mc-recv", 3, 3, run_mc_recv},
+	    {"mc-send", 3, 3, run_mc_send},
 	};
 
 	/* The script waits for lines while the process runs: each must reach the log at once. */

@@ -14,7 +14,14 @@
 #      ADDR_ERROR after 400 to 3000 ms;
 #   e. UD over SIDR: the client learns the server's QPN, Q_Key and address
 #      from ESTABLISHED and sends it a datagram;
-#   f. IPv6 RC (fd00::/8 addresses, nodad) with one 4096-byte echo, whose
+#   f. multicast over the CM, IPv4 (a 239.0.0.0/8 group) then IPv6 (ff0e::/16):
+#      the receiver in A first checks the join API's errors (a join before
+#      binding, from an RC id, of a unicast address, with a bad comp_mask or
+#      flags, leaving what was never joined: each its errno, no event), then
+#      joins as a full member; the sender in B joins send-only and sends 16
+#      datagrams of 512 bytes to the AH MULTICAST_JOIN gave it; the receiver
+#      gets each one intact, in order, and no more within 500 ms;
+#   g. IPv6 RC (fd00::/8 addresses, nodad) with one 4096-byte echo, whose
 #      RoCEv2 frames XDP must count as IPv6.
 # After each case its processes must have exited 0, with exactly the output
 # lines expected, and neither engine may have counted a malformed MAD; at the
@@ -48,18 +55,22 @@ netns_pair rcm "$subnet" || fail "could not create the namespaces"
 e2e_add_ipv6 "$prefix"
 e2e_attach_both
 
-# start_server LABEL MODE ARGS...: `rdma_cm_e2e MODE ARGS` in A, in the
-# background (nsenter execs it: $server_pid is the program itself), stdout
-# into $logdir/LABEL.server.out and stderr into .server.err; waits (10 s at
-# most) until it says "listening".
-start_server() {
-	local label=$1
-	shift
+# start_server_until READY LABEL MODE ARGS...: `rdma_cm_e2e MODE ARGS` in A,
+# in the background (nsenter execs it: $server_pid is the program itself),
+# stdout into $logdir/LABEL.server.out and stderr into .server.err; waits
+# (10 s at most) until it prints the line READY. start_server: until
+# "listening".
+start_server_until() {
+	local ready=$1 label=$2
+	shift 2
 	nsenter --net="/var/run/netns/$NETNS_A" "$prog" "$@" \
 		>"$logdir/$label.server.out" 2>"$logdir/$label.server.err" &
 	server_pid=$!
-	e2e_wait_for_line "$logdir/$label.server.out" '^listening$' "$server_pid" 10 ||
-		e2e_case_fail "$label" "the server ($*) did not listen within 10 s"
+	e2e_wait_for_line "$logdir/$label.server.out" "^$ready\$" "$server_pid" 10 ||
+		e2e_case_fail "$label" "the server ($*) did not say \"$ready\" within 10 s"
+}
+start_server() {
+	start_server_until listening "$@"
 }
 
 # finish_server LABEL: waits ($server_exit_seconds at most, then kills it)
@@ -169,7 +180,23 @@ expect_output "$label" "$label.server.out" listening accepted "ud ok"
 check_no_malformed "$label"
 echo "ok   e. UD: SIDR resolved the server's QP, a 200-byte datagram arrived intact"
 
-# ---- f. IPv6: one echo, every frame of it over IPv6.
+# ---- f. Multicast over the CM, IPv4 then IPv6.
+mc_count=16
+for group in "239.78.$((RANDOM % 256)).$(($$ % 254 + 1))" "ff0e::78:$(printf '%x' $(($$ % 65536)))"; do
+	if [[ $group == *:* ]]; then
+		label="multicast-ipv6" src_a=$prefix::1 src_b=$prefix::2
+	else
+		label="multicast-ipv4" src_a=$ADDR_A src_b=$ADDR_B
+	fi
+	start_server_until joined "$label" mc-recv "$src_a" "$group" "$mc_count"
+	run_client "$label" client mc-send "$src_b" "$group" "$mc_count"
+	finish_server "$label"
+	expect_output "$label" "$label.client.out" "mc sent $mc_count"
+	expect_output "$label" "$label.server.out" "join errors ok" joined "mc received $mc_count"
+done
+echo "ok   f. multicast over the CM: join errors, then $mc_count datagrams to a 239/8 and a ff0e::/16 group, each intact, none more"
+
+# ---- g. IPv6: one echo, every frame of it over IPv6.
 label="ipv6"
 v6_before=$(e2e_stat "$NETNS_A" "$VETH_A" roce_ipv6)
 start_server "$label" server "$prefix::1" $((port + 3)) 1
@@ -181,15 +208,15 @@ v6_after=$(e2e_stat "$NETNS_A" "$VETH_A" roce_ipv6)
 [ -n "$v6_before" ] && [ -n "$v6_after" ] && [ "$v6_after" -gt "$v6_before" ] ||
 	e2e_case_fail "$label" "$VETH_A: roce_ipv6 went from '$v6_before' to '$v6_after', expected it to grow"
 check_no_malformed "$label"
-echo "ok   f. IPv6: a 4096-byte echo to $prefix::1, $((v6_after - v6_before)) RoCEv2 frames over IPv6"
+echo "ok   g. IPv6: a 4096-byte echo to $prefix::1, $((v6_after - v6_before)) RoCEv2 frames over IPv6"
 
-# ---- g. What is left: MADs were received (by the last owners, those of f), nothing is running.
+# ---- h. What is left: MADs were received (by the last owners, those of g), nothing is running.
 for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 	rx=$(e2e_stat "${end%%:*}" "${end#*:}" engine_mads_rx)
 	malformed=$(e2e_stat "${end%%:*}" "${end#*:}" engine_mads_malformed)
 	[ -n "$rx" ] && [ "$rx" -gt 0 ] && [ "$malformed" = 0 ] ||
 		fail "${end#*:}: engine_mads_rx '$rx' (expected > 0), engine_mads_malformed '$malformed' (expected 0)"
-	echo "ok   g. ${end#*:}: engine_mads_rx $rx, engine_mads_malformed 0"
+	echo "ok   h. ${end#*:}: engine_mads_rx $rx, engine_mads_malformed 0"
 done
 for ns in "$NETNS_A" "$NETNS_B"; do
 	for pid in $(ip netns pids "$ns" 2>/dev/null); do
@@ -197,5 +224,5 @@ for ns in "$NETNS_A" "$NETNS_B"; do
 			fail "rdma_cm_e2e (pid $pid) is still running in $ns"
 	done
 done
-echo "ok   g. no rdma_cm_e2e left in either namespace"
+echo "ok   h. no rdma_cm_e2e left in either namespace"
 echo "test_rdma_cm_e2e: PASS"

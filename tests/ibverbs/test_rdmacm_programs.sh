@@ -22,9 +22,15 @@
 #   g. qperf -cm1 rc_bw rc_lat: a bandwidth and a latency from RC QPs the CM
 #      connected (its UD and UC tests use no CM, and address by LID, which
 #      RoCE has not);
-#   h. rping to a port nobody listens on, A's device held open: the CM's
+#   h. mckey over IPv4 and IPv6 (a group of 239.0.0.0/8, then of ff0e::/16):
+#      the receiver in A joins as a full member (its QP made with
+#      IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, -l), the sender in B as a
+#      send-only member (-o) once A's has joined; 20 datagrams of 1024
+#      bytes: both "return status 0", and A's XDP steered exactly 20 frames
+#      to its engine and dropped none for want of a member;
+#   i. rping to a port nobody listens on, A's device held open: the CM's
 #      REJECTED (reason 8) reaches rping, which exits non-zero within 15 s;
-#   i. rstream: rsocket fails with ENOSYS, as the README says.
+#   j. rstream: rsocket fails with ENOSYS, as the README says.
 # After each case neither namespace has a program left running, and no
 # engine counted a malformed MAD.
 # Needs root. Env: BUILD (build dir, default build).
@@ -50,7 +56,7 @@ subnet=$(e2e_subnet)
 system=$(ldconfig -p | awk '$1 == "librdmacm.so.1" && /x86-64|64bit/ { print $NF; exit }')
 [ -n "$system" ] && [ -f "$system" ] || fail "Debian's librdmacm.so.1 is not installed (librdmacm1)"
 for prog in rping udaddy ucmatose rdma_server rdma_client rdma_xserver rdma_xclient cmtime \
-	rstream qperf; do
+	mckey rstream qperf; do
 	command -v "$prog" >/dev/null || fail "$prog is not installed (rdmacm-utils, qperf)"
 done
 
@@ -199,8 +205,43 @@ expect g.qperf client '^ +bw += +[0-9.]+ [KMG]B/sec$' 1
 expect g.qperf client '^ +latency += +[0-9.]+ (ns|us|ms)$' 1
 echo "ok   g. qperf -cm1: $(grep -E '^ +(bw|latency) ' "$logdir/g.qperf.client" | tr -s ' ' | tr '\n' ';')"
 
-# h. Nobody listens: the peer's CM answers on QP1 only while a process owns its device.
-label=h.no_listener
+# mckey_case LABEL GROUP SRC_A SRC_B: A's mckey receives what B's sends to GROUP.
+mckey_messages=20
+mckey_case() {
+	local label=$1 group=$2 src_a=$3 src_b=$4 status steered unjoined
+	nsenter --net="/var/run/netns/$NETNS_A" timeout "$client_seconds" "$run" stdbuf -oL \
+		mckey -m "$group" -b "$src_a" -l -C "$mckey_messages" -S 1024 >"$logdir/$label.server" 2>&1 &
+	server_pid=$!
+	e2e_wait_for_line "$logdir/$label.server" "^mckey: joined dgid: " "$server_pid" 10 ||
+		e2e_case_fail "$label" "the receiver did not join within 10 s"
+	nsenter --net="/var/run/netns/$NETNS_B" timeout "$client_seconds" "$run" \
+		mckey -m "$group" -b "$src_b" -s -o -C "$mckey_messages" -S 1024 \
+		>"$logdir/$label.client" 2>&1
+	status=$?
+	[ "$status" -eq 0 ] || e2e_case_fail "$label" "the sender exited with $status"
+	wait "$server_pid"
+	status=$?
+	server_pid=""
+	[ "$status" -eq 0 ] || e2e_case_fail "$label" "the receiver exited with $status"
+	expect "$label" server '^return status 0$' 1
+	expect "$label" client '^return status 0$' 1
+	steered=$(e2e_stat "$NETNS_A" "$VETH_A" redirected)
+	unjoined=$(e2e_stat "$NETNS_A" "$VETH_A" drop_mcast_unjoined)
+	[ "${steered:-0}" -eq "$mckey_messages" ] && [ "${unjoined:-1}" -eq 0 ] ||
+		e2e_case_fail "$label" "A's XDP steered ${steered:-?} frames (not $mckey_messages) and dropped ${unjoined:-?} unjoined"
+	no_leftovers "$label"
+}
+
+fresh_pair
+mckey_case h.mckey "239.77.$((RANDOM % 256)).$(($$ % 254 + 1))" "$ADDR_A" "$ADDR_B"
+fresh_pair
+prefix=fd00:79:$(printf '%x' $(($$ % 65536)))
+e2e_add_ipv6 "$prefix"
+mckey_case h.mckey6 "ff0e::77:$(printf '%x' $(($$ % 65536)))" "$prefix::1" "$prefix::2"
+echo "ok   h. mckey over IPv4 and IPv6: $mckey_messages datagrams to a group, each steered once"
+
+# i. Nobody listens: the peer's CM answers on QP1 only while a process owns its device.
+label=i.no_listener
 fresh_pair
 nsenter --net="/var/run/netns/$NETNS_A" "$holder" "$VETH_A" --hold >"$logdir/$label.holder" 2>&1 &
 holder_pid=$!
@@ -217,13 +258,13 @@ expect "$label" client 'RDMA_CM_EVENT_REJECTED, error 8'
 e2e_stop_pid "$holder_pid"
 holder_pid=""
 no_leftovers "$label"
-echo "ok   h. rping to a port nobody listens on: REJECTED (8) in ${took} s, exit $status"
+echo "ok   i. rping to a port nobody listens on: REJECTED (8) in ${took} s, exit $status"
 
-label=i.rsocket
+label=j.rsocket
 nsenter --net="/var/run/netns/$NETNS_B" timeout 10 "$run" rstream -s "$ADDR_A" \
 	>"$logdir/$label.client" 2>&1
 status=$?
 [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || e2e_case_fail "$label" "rstream exited with $status"
 expect "$label" client '^rsocket failed: Function not implemented$' 1
-echo "ok   i. rstream: rsocket fails with ENOSYS"
+echo "ok   j. rstream: rsocket fails with ENOSYS"
 echo "test_rdmacm_programs: PASS"

@@ -15,7 +15,11 @@
 #                   comes before the guest, slower, listens, and is rejected
 #                   (reason 8, seen in captures). So while xroce is qperf's
 #                   client the guest takes its frames 50 ms late (netem):
-#                   the latency shown has that in it.
+#                   the latency shown has that in it;
+#   rdmacm mckey to-rxe|from-rxe  mckey, 20 datagrams of 1024 bytes to a
+#                   239.0.0.0/8 group: the receiver joins as a full member,
+#                   the sender (once the receiver has joined) as a
+#                   send-only one (-o); both "return status 0".
 # "to-rxe": xroce's program is the client, the guest's the server; "from-rxe":
 # the other way round. Prints PASS/FAIL per run.
 #
@@ -69,7 +73,8 @@ rc_to_rxe() {
 
 # rc_from_rxe LABEL "HOST SERVER ARGS" "GUEST CLIENT CMD" CHECK: xroce's
 # server, then the guest's client once xroce listens (or, with RC_TCP_PORT,
-# once the host listens on that TCP port, as qperf does before any RDMA).
+# once the host listens on that TCP port, as qperf does before any RDMA;
+# with RC_READY, once the server's output has a line matching it).
 rc_from_rxe() {
 	local label=$1 server=$2 client=$3 check=$4 pid why="" status=0
 	local log=$RC_LOGDIR/${label// /-}.host.log guest_log=$RC_LOGDIR/${label// /-}.guest.log
@@ -84,6 +89,11 @@ rc_from_rxe() {
 	if [ -n "${RC_TCP_PORT:-}" ]; then
 		for _ in $(seq 100); do
 			rc_in_host ss -ltn "sport = :$RC_TCP_PORT" | grep -q LISTEN && break
+			sleep 0.1
+		done
+	elif [ -n "${RC_READY:-}" ]; then
+		for _ in $(seq 100); do
+			grep -qE "$RC_READY" "$log" && break
 			sleep 0.1
 		done
 	elif [ -z "$why" ] && ! rc_host_listens "$pid" 10; then
@@ -114,12 +124,15 @@ rc_rping_ok() {
 rc_rping_detail() {
 	echo "$(grep -cE '^ping data: ' "$1") pings of 4096 bytes, verified at both ends"
 }
-rc_udaddy_ok() {
+rc_both_status0_ok() {
 	grep -qx 'return status 0' "$1" || echo "the client did not return status 0"
 	grep -qx 'return status 0' "$2" || echo "the server did not return status 0"
 }
 rc_udaddy_detail() {
 	echo "UD over SIDR, both return status 0"
+}
+rc_mckey_detail() {
+	echo "20 datagrams of 1024 bytes to a group, both return status 0"
 }
 rc_qperf_ok() {
 	grep -qE '^ +bw += +[0-9.]+ [KMG]B/sec$' "$1" || echo "no bandwidth from rc_bw"
@@ -141,6 +154,7 @@ rdmacm_main() {
 	RC_HOST_IP=${RXE_PEER_NET:-10.77.0}.100
 	RC_LOGDIR=${logdir:?}
 	local g=$RC_GUEST_IP h=$RC_HOST_IP rping="-p 7175 -S 4096 -C 20 -V"
+	local group=239.77.0.$((RANDOM % 254 + 1)) mckey="-C 20 -S 1024"
 	echo "unmodified librdmacm programs against Linux's Soft-RoCE"
 
 	RC_DETAIL=rc_rping_detail
@@ -149,8 +163,16 @@ rdmacm_main() {
 		rc_rping_ok
 
 	RC_DETAIL=rc_udaddy_detail
-	rc_to_rxe "rdmacm udaddy to-rxe" "udaddy" "udaddy -s $g" rc_udaddy_ok
-	rc_from_rxe "rdmacm udaddy from-rxe" "udaddy" "udaddy -s $h" rc_udaddy_ok
+	rc_to_rxe "rdmacm udaddy to-rxe" "udaddy" "udaddy -s $g" rc_both_status0_ok
+	rc_from_rxe "rdmacm udaddy from-rxe" "udaddy" "udaddy -s $h" rc_both_status0_ok
+
+	RC_DETAIL=rc_mckey_detail
+	rc_to_rxe "rdmacm mckey to-rxe" "mckey -m $group -b $g $mckey" "mckey -m $group -b $h -s -o $mckey" \
+		rc_both_status0_ok
+	RC_READY='^mckey: joined dgid: '
+	rc_from_rxe "rdmacm mckey from-rxe" "stdbuf -oL mckey -m $group -b $h $mckey" \
+		"mckey -m $group -b $g -s -o $mckey" rc_both_status0_ok
+	RC_READY=
 
 	RC_DETAIL=rc_qperf_detail RC_KEEPS=1
 	if "$RXE_PEER" impair "$RC_GUEST" ingress 'delay 50ms' >/dev/null 2>&1; then

@@ -449,6 +449,17 @@ _Static_assert(offsetof(struct ibv_qp_init_attr_ex, sq_sig_all) ==
 		   offsetof(struct ibv_qp_init_attr, sq_sig_all),
 	       "ibv_qp_init_attr_ex begins as ibv_qp_init_attr does, as libibverbs relies on");
 
+/*
+ * Only IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, on a UD QP: xroce never loops a
+ * QP's multicast back to it (the frames leave by the wire), so the flag
+ * holds as asked.
+ */
+static bool create_flags_ok(const struct ibv_qp_init_attr_ex *attr)
+{
+	return !(attr->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB) &&
+	       (!attr->create_flags || attr->qp_type == IBV_QPT_UD);
+}
+
 struct ibv_qp *xv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
 	uint64_t send_ops = 0;
@@ -460,7 +471,7 @@ struct ibv_qp *xv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 		return xv_null(EOPNOTSUPP);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || attr->pd->context != context)
 		return xv_null(EINVAL);
-	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && !create_flags_ok(attr))
 		return xv_null(EOPNOTSUPP);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		send_ops = attr->send_ops_flags;

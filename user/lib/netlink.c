@@ -484,7 +484,8 @@ static int route_msg_cb(const struct nlmsghdr *nlh, void *data)
 	route->has_prefsrc = tb[RTA_PREFSRC] != NULL;
 	if (route->has_prefsrc)
 		sockaddr_from_attr(&route->prefsrc, rtm->rtm_family, tb[RTA_PREFSRC]);
-	route->found = rtm->rtm_type == RTN_UNICAST || rtm->rtm_type == RTN_LOCAL;
+	route->found = rtm->rtm_type == RTN_UNICAST || rtm->rtm_type == RTN_LOCAL ||
+		       rtm->rtm_type == RTN_MULTICAST;
 	return MNL_CB_OK;
 }
 

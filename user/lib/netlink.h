@@ -63,7 +63,8 @@ struct xr_nl_route {
 
 /*
  * The route to dst (AF_INET or AF_INET6; an IPv6 scope ID as the
- * interface), from src when it is given and not the wildcard. Returns 0,
+ * interface; a unicast, local or multicast route), from src when it is
+ * given and not the wildcard. Returns 0,
  * -ENETUNREACH when no route leads there, or another negative errno.
  */
 int xr_nl_get_route(const struct sockaddr *dst, const struct sockaddr *src,

@@ -11,6 +11,7 @@
 #include "device.h"
 #include "mcast.h"
 #include "mem_pin.h"
+#include "xsk_port.h"
 
 static inline struct xr_device *dev_of_pd(struct xr_pd *pd)
 {
@@ -610,8 +611,14 @@ int xr_destroy_qp(struct xr_qp *qp)
 	dev = qp->device;
 	pthread_mutex_lock(&dev->lock);
 	err = xr_core_destroy_qp(qp_impl(qp));
+	/* What it sent on its way out goes now: the process may exit next. */
+	if (!err && dev->port)
+		xr_xsk_port_tx_publish(dev->port);
 	pthread_mutex_unlock(&dev->lock);
-	return err ? fail(err) : 0;
+	if (err)
+		return fail(err);
+	xr_engine_transmit(dev);
+	return 0;
 }
 
 static int post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr **bad_wr,

@@ -43,10 +43,6 @@ RC_FAILS_MINUS1(rdma_get_remote_ece)
 RC_FAILS_MINUS1(rdma_reject_ece)
 RC_FAILS_MINUS1(rdma_init_qp_attr)
 RC_FAILS_MINUS1(rdma_notify)
-/* Multicast over the CM: joins come with xroce's multicast groups in a later step. */
-RC_FAILS_MINUS1(rdma_join_multicast)
-RC_FAILS_MINUS1(rdma_join_multicast_ex)
-RC_FAILS_MINUS1(rdma_leave_multicast)
 
 /* Those returning a size: ssize_t -1. */
 #define RC_FAILS_SSIZE(name)                                                                       \

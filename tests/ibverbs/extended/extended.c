@@ -24,8 +24,10 @@
  * ibv_wr_start..complete, a setter before any builder, an operation the QP
  * was not created for, wr_flags it does not know, an aborted batch,
  * ibv_post_send with too many SGEs, and what ibv_create_qp_ex and
- * ibv_create_cq_ex refuse: each gets its errno and posts nothing, which the
- * server proves by receiving exactly the one SEND the client posts last.
+ * ibv_create_cq_ex refuse (create flags other than a UD QP's
+ * IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, which is taken): each gets its errno
+ * and posts nothing, which the server proves by receiving exactly the one
+ * SEND the client posts last.
  * Also ibv_query_device_ex and ibv_query_port's extended attributes.
  * Prints "extended SIDE: ok: N checks" and exits 0, or names the first failure.
  */
@@ -536,6 +538,23 @@ static void client_bad_input(struct side *s)
 	errno = 0;
 	CHECK(ibv_create_qp_ex(s->ctx, &qa) == NULL && errno == EOPNOTSUPP,
 	      "ibv_create_qp_ex of a UD QP with RDMA WRITE: errno %d, want EOPNOTSUPP", errno);
+	/* Of the create flags, only a UD QP's blocking of its own multicast loopback is taken. */
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	qa.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB | IBV_QP_CREATE_SCATTER_FCS;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(s->ctx, &qa) == NULL && errno == EOPNOTSUPP,
+	      "ibv_create_qp_ex with IBV_QP_CREATE_SCATTER_FCS: errno %d, want EOPNOTSUPP", errno);
+	qa.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	qa.qp_type = IBV_QPT_RC;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(s->ctx, &qa) == NULL && errno == EOPNOTSUPP,
+	      "ibv_create_qp_ex of an RC QP blocking multicast loopback: errno %d, want EOPNOTSUPP",
+	      errno);
+	qa.qp_type = IBV_QPT_UD;
+	qp = ibv_create_qp_ex(s->ctx, &qa);
+	CHECK(qp != NULL, "ibv_create_qp_ex of a UD QP blocking multicast loopback: errno %d",
+	      errno);
+	CHECK(ibv_destroy_qp(qp) == 0, "ibv_destroy_qp of the UD QP blocking multicast loopback");
 	ca = (struct ibv_cq_init_attr_ex){
 	    .cqe = 4, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP};
 	errno = 0;

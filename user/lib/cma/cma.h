@@ -59,6 +59,7 @@ struct cma_device {
 };
 
 struct cma_id;
+struct cma_mcast;
 
 /* A listener's IB CM id on one device. */
 struct cma_listen {
@@ -81,6 +82,7 @@ struct cma_id {
 	int backlog;		    /* a listener's CONNECT_REQUESTs not yet taken */
 	struct cma_id *listener;    /* a new connection's, until its event is taken */
 	bool bound;		    /* holds its port in the port table */
+	struct cma_mcast *mcasts;   /* the groups a UD id joined */
 	/* Options. */
 	uint8_t tos;
 	bool tos_set;
@@ -125,7 +127,8 @@ bool cma_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 /* ---- cma_event.c ---- */
 /*
  * Queues an event for id on its channel (cma_lock taken inside; any lock
- * but it may be held). The private data is copied. -ECANCELED: the id (or,
+ * but it may be held). The private data is copied; without any, the
+ * event's own pointer is kept (a multicast join's context). -ECANCELED: the id (or,
  * for a CONNECT_REQUEST, its listener) is being destroyed, and nothing is
  * queued; -ENOMEM.
  */
@@ -169,5 +172,13 @@ void cma_id_destroy_unseen(struct cma_id *id);
 void cma_conn_release(struct cma_id *id);
 /* The QP's INIT (UD: up to RTS) when xr_rdma_create_qp made it. */
 int cma_qp_init(struct cma_id *id);
+/* An address handle from the id's source GID to the destination its route resolved. */
+void cma_ah_of_route(const struct cma_id *id, struct xr_ah_attr *ah);
+
+/* ---- cma_mcast.c ---- */
+/* Detaches the id's QP from the groups it joined (the QP is being taken away). */
+void cma_mcast_detach_all(struct cma_id *id);
+/* Leaves every group the id joined (it is being destroyed). */
+void cma_mcast_release(struct cma_id *id);
 
 #endif /* XROCE_CMA_H */

@@ -53,7 +53,7 @@ static void mad_path(const struct cma_id *id, struct xr_path *path)
 	path->flow_label = p->flow_label;
 }
 
-static void ah_of_route(const struct cma_id *id, struct xr_ah_attr *ah)
+void cma_ah_of_route(const struct cma_id *id, struct xr_ah_attr *ah)
 {
 	const struct xr_rdma_path *p = &id->pub.route.path;
 	int sgid_index =
@@ -127,7 +127,7 @@ static int qp_connect_locked(struct cma_id *id, const struct conn_attrs *c)
 	attr.rq_psn = c->rq_psn;
 	attr.max_dest_rd_atomic = c->responder_resources;
 	attr.min_rnr_timer = 0;
-	ah_of_route(id, &attr.ah_attr);
+	cma_ah_of_route(id, &attr.ah_attr);
 	err = xr_core_modify_qp(qp, &attr,
 				XR_QP_STATE | XR_QP_ACCESS_FLAGS | XR_QP_AV | XR_QP_PATH_MTU |
 				    XR_QP_DEST_QPN | XR_QP_RQ_PSN | XR_QP_MAX_DEST_RD_ATOMIC |
@@ -246,7 +246,7 @@ static void sidr_rep_received(struct cma_id *id, const struct xr_cm_event *cev)
 		ev.event = XR_RDMA_CM_EVENT_UNREACHABLE;
 		ev.status = -EINVAL;
 	} else {
-		ah_of_route(id, &ev.param.ud.ah_attr);
+		cma_ah_of_route(id, &ev.param.ud.ah_attr);
 		ev.param.ud.qp_num = rep->qpn;
 		ev.param.ud.qkey = rep->qkey;
 	}

@@ -134,7 +134,7 @@ int cma_post_event(struct cma_id *id, const struct xr_rdma_cm_event *event,
 		ev->pub.param.conn.private_data = ev->private_data;
 		ev->pub.param.conn.private_data_len = private_data_len;
 	} else {
-		ev->pub.param.conn.private_data = NULL;
+		/* The event's own pointer stands: a multicast join's context. */
 		ev->pub.param.conn.private_data_len = 0;
 	}
 	pthread_mutex_lock(&cma_lock);

@@ -370,6 +370,7 @@ int xr_rdma_destroy_id(struct xr_rdma_cm_id *pub)
 	pthread_mutex_unlock(&cma_lock);
 
 	cma_conn_release(id);
+	cma_mcast_release(id);
 	pthread_mutex_lock(&cma_lock);
 	cma_drop_events_locked(id, &orphans);
 	if (id->bound)
@@ -522,6 +523,7 @@ int xr_rdma_set_qp(struct xr_rdma_cm_id *pub, struct xr_qp *qp)
 	if (!id)
 		return cma_fail(-EINVAL);
 	if (!qp) {
+		cma_mcast_detach_all(id);
 		pub->qp = NULL;
 		return 0;
 	}
@@ -541,6 +543,7 @@ void xr_rdma_destroy_qp(struct xr_rdma_cm_id *pub)
 {
 	if (!pub || !pub->qp)
 		return;
+	cma_mcast_detach_all(cma_id_of(pub));
 	xr_destroy_qp(pub->qp);
 	pub->qp = NULL;
 }

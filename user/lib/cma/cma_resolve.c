@@ -51,14 +51,10 @@ static int resolve_local(struct addr_result *r, const struct sockaddr *dst)
 	return 0;
 }
 
-static int resolve_remote(struct addr_result *r, const struct sockaddr *dst,
-			  const struct xr_nl_route *route, int timeout_ms)
+/* The interface a route leaves by, and the source it gives an id bound to the wildcard. */
+static int route_device(struct addr_result *r, const struct xr_nl_route *route)
 {
-	const struct sockaddr *hop =
-	    route->has_gateway ? (const struct sockaddr *)&route->gateway : dst;
 	char ifname[IF_NAMESIZE];
-	union xr_gid hop_gid;
-	int err;
 
 	if (!if_indextoname((unsigned)route->ifindex, ifname))
 		return -ENODEV;
@@ -70,28 +66,69 @@ static int resolve_remote(struct addr_result *r, const struct sockaddr *dst,
 			return -EADDRNOTAVAIL;
 		take_source(r, (const struct sockaddr *)&route->prefsrc);
 	}
+	return 0;
+}
+
+static int resolve_remote(struct addr_result *r, const struct sockaddr *dst,
+			  const struct xr_nl_route *route, int timeout_ms)
+{
+	const struct sockaddr *hop =
+	    route->has_gateway ? (const struct sockaddr *)&route->gateway : dst;
+	union xr_gid hop_gid;
+	int err = route_device(r, route);
+
+	if (err)
+		return err;
 	cma_addr_to_gid(hop, &hop_gid);
 	err = xr_nl_resolve_neigh(route->ifindex, &hop_gid, r->dmac, timeout_ms);
 	/* The neighbour never answered within the time given: the kernel's -ETIMEDOUT. */
 	return err == -EHOSTUNREACH ? -ETIMEDOUT : err;
 }
 
+/*
+ * A group has no neighbour to ask: its MAC comes from its address. An id
+ * bound to an address sends from that interface (IPv6 routes ff00::/8 on
+ * every interface alike); one bound to the wildcard goes where the route
+ * to the group leads.
+ */
+static int resolve_group(struct cma_id *id, struct addr_result *r, const struct sockaddr *dst,
+			 const union xr_gid *group)
+{
+	struct xr_nl_route route;
+	int err;
+
+	if (id->cdev) {
+		r->cdev = id->cdev;
+	} else {
+		err = xr_nl_get_route(dst, (const struct sockaddr *)&r->src, &route);
+		if (!err)
+			err = route_device(r, &route);
+		if (err)
+			return err;
+	}
+	xr_mcast_mac(group, r->dmac);
+	return 0;
+}
+
 static int resolve(struct cma_id *id, const struct sockaddr *dst, int timeout_ms,
 		   struct addr_result *r)
 {
 	struct xr_nl_route route;
+	union xr_gid dgid;
 	int err;
 
 	pthread_mutex_lock(&cma_lock);
 	r->src = id->pub.route.src_addr;
 	pthread_mutex_unlock(&cma_lock);
-	err = xr_nl_get_route(dst, (const struct sockaddr *)&r->src, &route);
-	if (err)
-		return err;
-	if (route.local)
-		err = resolve_local(r, dst);
-	else
-		err = resolve_remote(r, dst, &route, timeout_ms);
+	cma_addr_to_gid(dst, &dgid);
+	if (xr_gid_is_multicast(&dgid)) {
+		err = resolve_group(id, r, dst, &dgid);
+	} else {
+		err = xr_nl_get_route(dst, (const struct sockaddr *)&r->src, &route);
+		if (!err)
+			err = route.local ? resolve_local(r, dst)
+					  : resolve_remote(r, dst, &route, timeout_ms);
+	}
 	if (err)
 		return err;
 	/* Bound to an address already: it must be on the interface the route takes. */

@@ -153,6 +153,9 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 	 */
 	if (qp->mcast_groups || qp->async_unacked)
 		return -EBUSY;
+	/* Datagrams posted before the QP goes still leave, as from a NIC whose doorbell rang. */
+	if (qp->pub.qp_type == XR_QPT_UD)
+		xr_ud_run(qp, (int)qp->sq_size);
 	xr_xdp_release_slot(core, qp->slot);
 	xr_core_qp_forget(qp);
 	xr_core_forget_events(core, &qp->pub);
