@@ -49,7 +49,7 @@ static struct cma_mcast **find_locked(struct cma_id *id, const union xr_gid *mgi
 	return pos;
 }
 
-static void post_join(struct cma_id *id, const struct cma_mcast *mc, int attach_err, void *context)
+static int post_join(struct cma_id *id, const struct cma_mcast *mc, int attach_err, void *context)
 {
 	struct xr_rdma_cm_event ev = {
 	    .event =
@@ -67,7 +67,14 @@ static void post_join(struct cma_id *id, const struct cma_mcast *mc, int attach_
 	ev.param.ud.qkey = id->qkey;
 	/* librdmacm hands the join's context back as the event's private data. */
 	ev.param.ud.private_data = context;
-	cma_post_event(id, &ev, NULL, 0);
+	return cma_post_event(id, &ev, NULL, 0);
+}
+
+static void detach(struct cma_id *id, struct cma_mcast *mc)
+{
+	if (mc->attached && id->pub.qp)
+		xr_detach_mcast(id->pub.qp, &mc->mgid, 0);
+	mc->attached = false;
 }
 
 static int join(struct xr_rdma_cm_id *pub, const struct sockaddr *addr, uint32_t flags,
@@ -101,7 +108,16 @@ static int join(struct xr_rdma_cm_id *pub, const struct sockaddr *addr, uint32_t
 		err = xr_attach_mcast(pub->qp, &mc->mgid, 0);
 		mc->attached = !err;
 	}
-	post_join(id, mc, err, context);
+	err = post_join(id, mc, err, context);
+	if (err) {
+		/* No event, no join: the application would wait for one forever. */
+		pthread_mutex_lock(&cma_lock);
+		*find_locked(id, &mc->mgid) = mc->next;
+		pthread_mutex_unlock(&cma_lock);
+		detach(id, mc);
+		free(mc);
+		return cma_fail(err);
+	}
 	return 0;
 }
 
@@ -125,13 +141,6 @@ int xr_rdma_join_multicast_ex(struct xr_rdma_cm_id *id,
 	    attr->join_flags >= XR_RDMA_MC_JOIN_FLAG_RESERVED)
 		return cma_fail(-EINVAL);
 	return join(id, attr->addr, attr->join_flags, context);
-}
-
-static void detach(struct cma_id *id, struct cma_mcast *mc)
-{
-	if (mc->attached && id->pub.qp)
-		xr_detach_mcast(id->pub.qp, &mc->mgid, 0);
-	mc->attached = false;
 }
 
 int xr_rdma_leave_multicast(struct xr_rdma_cm_id *pub, const struct sockaddr *addr)
