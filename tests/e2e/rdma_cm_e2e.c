@@ -888,6 +888,25 @@ static int run_resolve_expect(char **argv)
 /* ---- UD: SIDR ------------------------------------------------------------------------------ */
 
 /*
+ * The next receive completes into buf: the 40-byte GRH every UD receive
+ * starts with, then size bytes of seed's pattern.
+ */
+static void check_datagram(struct endpoint *ep, const uint8_t *buf, uint32_t size, uint32_t seed,
+			   const char *what)
+{
+	struct xr_wc wc = wait_completion(ep->recv_cq, RECV_WR_ID, XR_WC_RECV, what);
+	ssize_t bad;
+
+	if (wc.byte_len != XR_GRH_SIZE + size)
+		die("%s's receive has byte_len %u, expected %d + %u", what, wc.byte_len,
+		    XR_GRH_SIZE, size);
+	bad = pattern_mismatch(buf + XR_GRH_SIZE, seed, 0, size);
+	if (bad >= 0)
+		die("%s differs at byte %zd: 0x%02x, expected 0x%02x", what, bad,
+		    buf[XR_GRH_SIZE + bad], pattern_byte(seed, (size_t)bad));
+}
+
+/*
  * Answers one SIDR request with a UD QP of its own (the CM puts its QPN and
  * Q_Key in the reply), then checks the one datagram the client sends it.
  */
@@ -897,8 +916,6 @@ static int run_ud_server(char **argv)
 	struct xr_rdma_cm_id *listener = listen_on(ch, XR_RDMA_PS_UDP, argv[1], argv[2]);
 	struct endpoint ep = {.id = take_request(ch, listener)};
 	const uint32_t room = XR_GRH_SIZE + UD_RECV_ROOM;
-	struct xr_wc wc;
-	ssize_t bad;
 	int ret;
 
 	create_qp(&ep, XR_QPT_UD);
@@ -910,15 +927,7 @@ static int run_ud_server(char **argv)
 		die("xr_rdma_accept: %s", strerror(-ret));
 	printf("accepted\n");
 
-	wc = wait_completion(ep.recv_cq, RECV_WR_ID, XR_WC_RECV, "datagram receive");
-	/* Every UD receive starts with the 40-byte GRH, then the payload. */
-	if (wc.byte_len != XR_GRH_SIZE + UD_MSG_SIZE)
-		die("the datagram's receive has byte_len %u, expected %d + %d", wc.byte_len,
-		    XR_GRH_SIZE, UD_MSG_SIZE);
-	bad = pattern_mismatch(ep.recv_buf + XR_GRH_SIZE, UD_SEED, 0, UD_MSG_SIZE);
-	if (bad >= 0)
-		die("the datagram differs at byte %zd: 0x%02x, expected 0x%02x", bad,
-		    ep.recv_buf[XR_GRH_SIZE + bad], pattern_byte(UD_SEED, (size_t)bad));
+	check_datagram(&ep, ep.recv_buf, UD_MSG_SIZE, UD_SEED, "the datagram");
 	printf("ud ok\n");
 
 	release_endpoint(&ep);
@@ -1118,17 +1127,10 @@ static int run_mc_recv(char **argv)
 	printf("joined\n");
 
 	for (uint32_t i = 0; i < count; i++) {
-		struct xr_wc wc = wait_completion(ep.recv_cq, RECV_WR_ID, XR_WC_RECV, "datagram");
-		const uint8_t *got = ep.recv_buf + (size_t)slot * i + XR_GRH_SIZE;
-		ssize_t bad;
+		char what[32];
 
-		if (wc.byte_len != XR_GRH_SIZE + MC_MSG_SIZE)
-			die("datagram %u has byte_len %u, expected %d + %d", i, wc.byte_len,
-			    XR_GRH_SIZE, MC_MSG_SIZE);
-		bad = pattern_mismatch(got, MC_SEED + i, 0, MC_MSG_SIZE);
-		if (bad >= 0)
-			die("datagram %u differs at byte %zd: 0x%02x, expected 0x%02x", i, bad,
-			    got[bad], pattern_byte(MC_SEED + i, (size_t)bad));
+		snprintf(what, sizeof(what), "datagram %u", i);
+		check_datagram(&ep, ep.recv_buf + (size_t)slot * i, MC_MSG_SIZE, MC_SEED + i, what);
 	}
 	if (poll_cq_until(ep.recv_cq, &extra, 1, 1, tool_now_ms() + MC_QUIET_MS))
 		die("a datagram more than the %u sent arrived", count);
