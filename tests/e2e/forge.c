@@ -10,6 +10,7 @@
  *         (--qpn QPN | --qpn-random [--avoid-qpn QPN]...)
  *         [--psn PSN [--psn-step STEP] | --psn-far REF] [--len BYTES]
  *         [--pkey PKEY] [--ip-id ID] [--sport PORT] [--seed SEED] [--qkey QKEY]
+ *         [--local-id ID --remote-id ID --tid TID --remote-qpn QPN]
  *
  * OP: ack, nak-seq, nak-inv, nak-access, rnr (RNR NAK, timer 0), atomic-ack,
  * send, write, read, cas, faa, mad-get. mad-get is a UD datagram from QP 1
@@ -19,7 +20,13 @@
  * cm-req is a CM REQ from QP 1 to QP 1 as rping's (RC, service ID of RDMA
  * CM TCP port 7174, the --sip and --dip GIDs, local QPN 0x1a), local
  * communication ID 0x10000 plus the frame's number, transaction ID
- * 0x5a5a0000 plus it.
+ * 0x5a5a0000 plus it. cm-rej (reason 28, consumer defined, answering
+ * "other"), cm-dreq and cm-rep are CM messages of an existing connection:
+ * --local-id and --remote-id are the communication IDs as the sender
+ * would name them (its own, then the receiver's), --tid the transaction ID
+ * (all frames alike), --remote-qpn the QPN a DREQ names (the receiver's;
+ * a REP carries it as its sender's). With all of them right, only the addresses tell
+ * such a frame from the peer's.
  * Requests carry guessed (random) R_Keys and
  * virtual addresses; responses a random MSN. --psn-far REF draws each PSN at
  * least 2^21 away from REF on both sides, far outside any window a live QP
@@ -65,6 +72,9 @@ enum forged_op {
 	OP_FAA,
 	OP_MAD_GET,
 	OP_CM_REQ,
+	OP_CM_REJ,
+	OP_CM_DREQ,
+	OP_CM_REP,
 	OP_COUNT,
 };
 
@@ -86,6 +96,9 @@ static const struct {
     [OP_FAA] = {"faa", XR_OP_RC_FETCH_ADD, 0},
     [OP_MAD_GET] = {"mad-get", XR_OP_UD_SEND_ONLY, 0},
     [OP_CM_REQ] = {"cm-req", XR_OP_UD_SEND_ONLY, 0},
+    [OP_CM_REJ] = {"cm-rej", XR_OP_UD_SEND_ONLY, 0},
+    [OP_CM_DREQ] = {"cm-dreq", XR_OP_UD_SEND_ONLY, 0},
+    [OP_CM_REP] = {"cm-rep", XR_OP_UD_SEND_ONLY, 0},
 };
 
 #define MAD_GET_CLASS 0x04
@@ -111,6 +124,10 @@ struct forge_args {
 	uint16_t ip_id;
 	unsigned long seed;
 	uint32_t qkey; /* mad-get's DETH */
+	/* cm-rej, cm-dreq, cm-rep: the connection they claim to belong to */
+	uint32_t local_id, remote_id, remote_qpn;
+	uint64_t tid;
+	bool tid_set;
 };
 
 static void put32(uint8_t *p, uint32_t v)
@@ -154,21 +171,57 @@ static uint32_t pick_psn(const struct forge_args *a, unsigned long i)
 	return (uint32_t)(a->psn + (unsigned long)a->psn_step * i) & XR_PSN_MASK;
 }
 
-/* The MAD of a mad-get or cm-req frame, its number i. */
+static bool is_mad_op(int op)
+{
+	return op == OP_MAD_GET || op == OP_CM_REQ || op == OP_CM_REJ || op == OP_CM_DREQ ||
+	       op == OP_CM_REP;
+}
+
+/* A cm-rej, cm-dreq or cm-rep: the fields that tie it to its connection. */
+static void fill_cm_reply(const struct forge_args *a, uint8_t *mad)
+{
+	switch (a->op) {
+	case OP_CM_REJ:
+		xr_mad_set(mad, XR_MAD_ATTR_ID, XR_CM_ATTR_REJ);
+		xr_mad_set(mad, XR_CM_REJ_LOCAL_COMM_ID, a->local_id);
+		xr_mad_set(mad, XR_CM_REJ_REMOTE_COMM_ID, a->remote_id);
+		xr_mad_set(mad, XR_CM_REJ_MESSAGE_REJECTED, XR_CM_ANSWERS_OTHER);
+		xr_mad_set(mad, XR_CM_REJ_REASON, XR_CM_REJ_CONSUMER_DEFINED);
+		break;
+	case OP_CM_DREQ:
+		xr_mad_set(mad, XR_MAD_ATTR_ID, XR_CM_ATTR_DREQ);
+		xr_mad_set(mad, XR_CM_DREQ_LOCAL_COMM_ID, a->local_id);
+		xr_mad_set(mad, XR_CM_DREQ_REMOTE_COMM_ID, a->remote_id);
+		xr_mad_set(mad, XR_CM_DREQ_REMOTE_QPN, a->remote_qpn);
+		break;
+	default:
+		xr_mad_set(mad, XR_MAD_ATTR_ID, XR_CM_ATTR_REP);
+		xr_mad_set(mad, XR_CM_REP_LOCAL_COMM_ID, a->local_id);
+		xr_mad_set(mad, XR_CM_REP_REMOTE_COMM_ID, a->remote_id);
+		xr_mad_set(mad, XR_CM_REP_LOCAL_QPN, a->remote_qpn);
+		break;
+	}
+}
+
+/* The MAD of a mad-get or cm-* frame, its number i. */
 static void fill_mad(const struct forge_args *a, uint8_t *mad, unsigned long i)
 {
-	bool req = a->op == OP_CM_REQ;
+	bool cm = a->op != OP_MAD_GET;
 
 	memset(mad, 0, XR_MAD_SIZE);
 	xr_mad_set(mad, XR_MAD_BASE_VERSION, XR_MGMT_BASE_VERSION);
-	xr_mad_set(mad, XR_MAD_MGMT_CLASS, req ? XR_MGMT_CLASS_CM : MAD_GET_CLASS);
-	xr_mad_set(mad, XR_MAD_CLASS_VERSION, req ? XR_CM_CLASS_VERSION : 1);
-	xr_mad_set(mad, XR_MAD_METHOD, req ? XR_MAD_METHOD_SEND : XR_MAD_METHOD_GET);
-	xr_mad_set(mad, XR_MAD_TID, MAD_GET_TID_BASE + i);
-	if (!req) {
+	xr_mad_set(mad, XR_MAD_MGMT_CLASS, cm ? XR_MGMT_CLASS_CM : MAD_GET_CLASS);
+	xr_mad_set(mad, XR_MAD_CLASS_VERSION, cm ? XR_CM_CLASS_VERSION : 1);
+	xr_mad_set(mad, XR_MAD_METHOD, cm ? XR_MAD_METHOD_SEND : XR_MAD_METHOD_GET);
+	xr_mad_set(mad, XR_MAD_TID, a->tid_set ? a->tid : MAD_GET_TID_BASE + i);
+	if (!cm) {
 		xr_mad_set(mad, XR_MAD_ATTR_ID, MAD_GET_ATTR);
 		for (uint32_t k = XR_MAD_HDR_SIZE; k < XR_MAD_SIZE; k++)
 			mad[k] = (uint8_t)(k - XR_MAD_HDR_SIZE);
+		return;
+	}
+	if (a->op != OP_CM_REQ) {
+		fill_cm_reply(a, mad);
 		return;
 	}
 	xr_mad_set(mad, XR_MAD_ATTR_ID, XR_CM_ATTR_REQ);
@@ -191,13 +244,13 @@ static void fill_frame(const struct forge_args *a, struct xr_pkt_out *out, uint3
 {
 	uint8_t *ext = out->ext;
 
-	switch (a->op) {
-	case OP_MAD_GET:
-	case OP_CM_REQ:
+	if (is_mad_op(a->op)) {
 		put32(ext, a->qkey);
 		put32(ext + 4, XR_GSI_QPN);
 		fill_mad(a, out->payload, i);
 		return;
+	}
+	switch (a->op) {
 	case OP_SEND:
 		break;
 	case OP_WRITE:
@@ -225,7 +278,7 @@ static void fill_frame(const struct forge_args *a, struct xr_pkt_out *out, uint3
 
 static int send_all(const struct forge_args *a)
 {
-	bool mad = a->op == OP_MAD_GET || a->op == OP_CM_REQ;
+	bool mad = is_mad_op(a->op);
 	uint32_t payload_len = a->op == OP_SEND || a->op == OP_WRITE ? a->len
 			       : mad				     ? XR_MAD_SIZE
 								     : 0;
@@ -330,6 +383,14 @@ static bool parse_option(struct forge_args *a, const char *opt, const char *val)
 		return parse_ipv4_gid(val, &a->path.sgid);
 	if (!strcmp(opt, "--dip"))
 		return parse_ipv4_gid(val, &a->path.dgid);
+	if (!strcmp(opt, "--tid")) {
+		char *end;
+
+		errno = 0;
+		a->tid = strtoull(val, &end, 0);
+		a->tid_set = true;
+		return !errno && end != val && !*end && *val != '-';
+	}
 	if (!strcmp(opt, "--psn-step"))
 		return parse_number(val, -(long)XR_PSN_MASK, XR_PSN_MASK, &a->psn_step);
 	if (!parse_number(val, 0, 0xffffffffl, &v))
@@ -355,6 +416,12 @@ static bool parse_option(struct forge_args *a, const char *opt, const char *val)
 		a->qkey = (uint32_t)v;
 	else if (!strcmp(opt, "--seed"))
 		a->seed = (unsigned long)v;
+	else if (!strcmp(opt, "--local-id"))
+		a->local_id = (uint32_t)v;
+	else if (!strcmp(opt, "--remote-id"))
+		a->remote_id = (uint32_t)v;
+	else if (!strcmp(opt, "--remote-qpn") && v <= XR_QPN_MASK)
+		a->remote_qpn = (uint32_t)v;
 	else
 		return false;
 	return true;
@@ -388,7 +455,8 @@ int main(int argc, char **argv)
 			"       (--qpn QPN | --qpn-random [--avoid-qpn QPN]...) [--psn PSN "
 			"[--psn-step STEP] | --psn-far REF]\n"
 			"       [--len BYTES] [--pkey PKEY] [--ip-id ID] [--sport PORT] [--seed "
-			"SEED] [--qkey QKEY]\n");
+			"SEED] [--qkey QKEY]\n"
+			"       [--local-id ID --remote-id ID --tid TID --remote-qpn QPN]\n");
 		return 2;
 	}
 	srand48((long)a.seed);

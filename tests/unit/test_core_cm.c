@@ -482,6 +482,43 @@ static void lost_messages(void)
 	teardown(&t);
 }
 
+static bool active_established(struct h_pair *p, void *arg)
+{
+	struct cm_test *t = arg;
+
+	(void)p;
+	return t->active_id && t->active_id->state == XR_CM_ESTABLISHED;
+}
+
+/*
+ * The passive side gives up after its REP (its consumer destroys the id)
+ * while the RTU is lost: its REJ reaches an active side already
+ * established, which must not be left with a connection that has no other
+ * end.
+ */
+static void rej_after_rep(void)
+{
+	struct cm_test t;
+
+	setup(&t, 23);
+	t.lose_rtu = true;
+	CHECK(connect_req(&t, SERVICE, 10, 5) == 0, "send REQ");
+	CHECK(h_run(&t.p, t.p.now + 1000000000ull, active_established, &t) == H_DONE,
+	      "the active side established");
+	CHECK(t.passive_id && t.passive_id->state == XR_CM_REP_SENT, "the passive side waits: %d",
+	      t.passive_id ? (int)t.passive_id->state : -1);
+	xr_cm_destroy_id(t.passive_id, t.p.now);
+	h_run(&t.p, t.p.now + 100000000ull, NULL, NULL);
+	CHECK(count_events(&t, ACTIVE, XR_CM_REJ_RECEIVED) == 1 &&
+		  event(&t, ACTIVE, XR_CM_REJ_RECEIVED)->rej_reason == XR_CM_REJ_CONSUMER_DEFINED &&
+		  t.active_id->state == XR_CM_TIMEWAIT,
+	      "REJ taken while established: %d events, state %d",
+	      count_events(&t, ACTIVE, XR_CM_REJ_RECEIVED), t.active_id->state);
+	CHECK(stats(&t, ACTIVE)->cm_unmatched == 0, "nothing unmatched: %llu",
+	      (unsigned long long)stats(&t, ACTIVE)->cm_unmatched);
+	teardown(&t);
+}
+
 static void slow_peers(void)
 {
 	struct cm_test t;
@@ -681,6 +718,7 @@ int main(void)
 	h_group("cm: MRA and duplicate REQs", slow_peers);
 	h_group("cm: forged messages", forged);
 	h_group("cm: stale REQ", stale_and_timewait);
+	h_group("cm: REJ after the REP, RTU lost", rej_after_rep);
 	h_group("cm: SIDR", sidr);
 	h_group("cm: bad calls", bad_calls);
 	return h_exit_status();

@@ -975,6 +975,12 @@ static bool rx_rej(struct xr_cm *cm, const struct xr_pkt *pkt, const uint8_t *m,
 	case XR_CM_DREQ_SENT:
 	case XR_CM_REP_RCVD:
 	case XR_CM_MRA_REP_SENT:
+	case XR_CM_ESTABLISHED:
+		/*
+		 * Established too, as ib_cm: the peer gave up after its REP
+		 * while our RTU was on its way (its consumer went, its process
+		 * exited), so the connection this side sees up has no other end.
+		 */
 		if (!from_peer(p, pkt))
 			return true;
 		enter_timewait(p, now);
