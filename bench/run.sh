@@ -15,13 +15,23 @@
 #     the same path as fast as it takes them, no transport, no flow control
 #     (build/bench/xsk_floor blast and sink), beside WRITE 64 KiB at MTU 1024;
 #   - what the ICRC costs per frame beside the payload copy (build/bench/copy_crc);
+#   - the RDMA connection manager, through unmodified librdmacm programs on
+#     xroce's librdmacm.so.1 and libibverbs.so.1 (build/xroce-run): cmtime
+#     (rdmacm-utils) setting up and tearing down cm_conns (100) connections,
+#     the time per connection of resolve addr, resolve route, connect and
+#     disconnect, and connections per second from create id to established,
+#     beside the kernel's TCP connections set up and closed one at a time
+#     (build/bench/tcp_connect, no XDP); qperf -cm1 rc_bw (64 KiB SENDs)
+#     beside iperf3 and WRITE 64 KiB, and rc_lat (1-byte SENDs, half round
+#     trips) beside the UDP ping-pong and SEND 8 B;
 #   - the same bandwidths at path MTU 4096 on interface MTU 9000, when the
 #     interfaces take MTU 9000 with xroce attached and xroce's active_mtu is
 #     then 4096 (else those rows say n/a and why), beside iperf3 at MTU 9000.
-# Every bandwidth comes with the CPU time (user + system, of client and
-# server together, from /usr/bin/time) per GB (10^9 bytes) moved, and every
-# xroce figure with the system calls both engines made per message (per
-# iteration for latencies), from their own counters (engine_syscalls).
+# Every iperf3 and xroce-perf bandwidth comes with the CPU time (user + system,
+# of client and server together, from /usr/bin/time) per GB (10^9 bytes)
+# moved, and every xroce-perf figure with the system calls both engines made
+# per message (per iteration for latencies), from their own counters
+# (engine_syscalls); cmtime's and qperf's figures come alone.
 # Ends with one table: figure, xroce, baseline, ratio (xroce / baseline).
 # Absolute figures move with whatever else runs on the machine; no figure is
 # asserted. Exits non-zero only if a test failed outright.
@@ -43,12 +53,33 @@ fi
 source scripts/netns.sh
 server_pids=()
 logdir=$(mktemp -d /tmp/xroce-bench.XXXXXX)
+# ns_pids: the processes running in the two namespaces (once they exist).
+ns_pids() {
+	local ns
+	for ns in "${NETNS_A:-}" "${NETNS_B:-}"; do
+		[ -z "$ns" ] || ip netns pids "$ns" 2>/dev/null || true
+	done
+}
 cleanup() {
-	local pid
+	local pid left i
 	for pid in "${server_pids[@]}"; do
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
+	# Whatever still runs in our namespaces (a server's child that outlived it,
+	# as qperf's forked test processes could): TERM, then KILL after 2 s.
+	left=$(ns_pids)
+	if [ -n "$left" ]; then
+		# shellcheck disable=SC2086 # one PID a word
+		kill $left 2>/dev/null || true
+		for ((i = 0; i < 20; i++)); do
+			left=$(ns_pids)
+			[ -n "$left" ] || break
+			sleep 0.1
+		done
+		# shellcheck disable=SC2086
+		[ -z "$left" ] || kill -KILL $left 2>/dev/null || true
+	fi
 	netns_cleanup
 	rm -rf "$logdir"
 }
@@ -65,11 +96,12 @@ client_timeout=$((duration * 3 + 60))
 # timeout, output in $logdir/NAME.server, its CPU time (user and system
 # seconds, its children's included) in $logdir/NAME.server.cpu. A simple
 # command (nsenter, as netns_exec runs it, which execs timeout), so the PID
-# kept is timeout's; stopping timeout stops its whole process group.
+# kept is timeout's; stopping timeout stops its whole process group (and
+# kills it 5 s later if it has not exited).
 start_server() {
 	local name=$1
 	shift
-	nsenter --net="/var/run/netns/$NETNS_A" timeout "$server_timeout" \
+	nsenter --net="/var/run/netns/$NETNS_A" timeout -k 5 "$server_timeout" \
 		/usr/bin/time -q -f '%U %S' -o "$logdir/$name.server.cpu" "$@" \
 		>"$logdir/$name.server" 2>&1 &
 	server_pids+=($!)
@@ -80,7 +112,7 @@ start_server() {
 run_client() {
 	local name=$1
 	shift
-	netns_exec "$NETNS_B" timeout "$client_timeout" /usr/bin/time -q -f '%U %S' \
+	netns_exec "$NETNS_B" timeout -k 5 "$client_timeout" /usr/bin/time -q -f '%U %S' \
 		-o "$logdir/$name.client.cpu" "$@" >"$logdir/$name.client" 2>&1 && return 0
 	echo "bench: $name failed:"
 	tail -n 5 "$logdir/$name.client" "$logdir/$name.server" 2>/dev/null | sed 's/^/    | /'
@@ -95,6 +127,52 @@ wait_servers() {
 	done
 	server_pids=()
 	return $status
+}
+
+# stop_servers: stops the background servers that serve until stopped (cmtime's,
+# qperf's) and reaps them; 1 if one had exited already (it died before its
+# client was done).
+stop_servers() {
+	local pid status=0
+	for pid in "${server_pids[@]}"; do
+		kill -0 "$pid" 2>/dev/null || status=1
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	server_pids=()
+	return $status
+}
+
+# wait_for SECONDS PID CMD...: runs CMD every 0.1 s until it succeeds, while
+# PID (a server's) lives, for SECONDS at most; 1 if PID exited or time ran out.
+wait_for() {
+	local tenths=$(($1 * 10)) pid=$2 i
+	shift 2
+	for ((i = 0; i < tenths; i++)); do
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# tcp_listening PORT: something listens on TCP PORT in namespace A.
+# shellcheck disable=SC2317 # run by wait_for
+tcp_listening() {
+	netns_exec "$NETNS_A" ss -Hltn "sport = :$1" | grep -q .
+}
+
+# engine_stat NS DEV NAME: one engine counter (engine_NAME) of DEV's xroce stats in NS.
+engine_stat() {
+	netns_exec "$1" "$BUILD/xroce" stats "$2" | awk -v c="engine_$3" '$1 == c { print $2 }'
+}
+
+# cm_listening: A's engine has begun an RDMA CM listen.
+# shellcheck disable=SC2317 # run by wait_for
+cm_listening() {
+	local listens
+	listens=$(engine_stat "$NETNS_A" "$VETH_A" cm_listens) || return 1
+	[ "${listens:-0}" -ge 1 ]
 }
 
 # cpu_per_gb NAME BYTES: CPU seconds of NAME's client and server per 10^9 bytes moved.
@@ -245,6 +323,33 @@ for size in "${lat_sizes[@]}"; do
 	fi
 done
 
+# The baseline of the connection manager's figures: TCP connections set up and
+# torn down one after the other (bench/tcp_connect), as many as cmtime's.
+cm_conns=100
+# tcp_field NAME: NAME's value in tcp_connect's result line.
+tcp_field() {
+	sed -n "s/^tcp_connect .* $1=\([^ ]*\).*/\1/p" "$logdir/tcp_connect.client"
+}
+echo "bench: TCP connect and close, $cm_conns connections one at a time (tcp_connect)"
+for key in tcp_conn_connect tcp_conn_close tcp_conn_rate tcp_conn_cycle; do cell[$key]=failed; done
+start_server tcp_connect "$BUILD/bench/tcp_connect" server 18603 "$cm_conns"
+if netns_wait_tcp_listen "$NETNS_A" 18603 &&
+	run_client tcp_connect "$BUILD/bench/tcp_connect" client "$ADDR_A" 18603 "$cm_conns" &&
+	wait_servers && [ -n "$(tcp_field setup_per_s)" ]; then
+	for phase in connect close cycle; do
+		avg=$(tcp_field "${phase}_avg_us") p50=$(tcp_field "${phase}_p50_us")
+		p99=$(tcp_field "${phase}_p99_us")
+		num[tcp_conn_$phase]=$avg
+		cell[tcp_conn_$phase]="TCP $phase, no XDP: $avg us (p50 $p50, p99 $p99)"
+	done
+	num[tcp_conn_rate]=$(tcp_field setup_per_s)
+	cell[tcp_conn_rate]="TCP, no XDP: ${num[tcp_conn_rate]} connects/s, one at a time"
+	cell[tcp_conn_cycle]="$avg us (p50 $p50, p99 $p99), $(tcp_field cycles_per_s) cycles/s"
+else
+	wait_servers || true
+	failed=1
+fi
+
 echo "bench: attaching xroce to both ends"
 netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B" || exit 1
 echo "bench: iperf3 TCP, xroce attached"
@@ -312,6 +417,149 @@ for test in "${lat_tests[@]}"; do
 		perf_lat "${test}_$size" "$test" -s "$size" -n $((duration * 20000)) -m 1024 || failed=1
 	done
 done
+
+# The RDMA connection manager: unmodified librdmacm programs (Debian's
+# rdmacm-utils and qperf) on xroce's librdmacm.so.1 and libibverbs.so.1,
+# under xroce-run, at interface MTU 1500.
+cm_port=18604 # cmtime's RDMA CM port (a service ID, not a TCP port)
+qperf_port=19765 # qperf's server listens there (TCP) for its control connections
+# cmtime's steps shown, and those from nothing to established (its setup rate).
+cm_steps=("resolve addr" "resolve route" "connect" "disconnect")
+cm_setup_steps=("create id" "resolve addr" "resolve route" "create qp" "connect")
+
+# cm_why LABEL WHY: says why LABEL has no figures, with the end of its logs
+# (which run_client has shown already when the client failed).
+cm_why() {
+	echo "bench: $1: $2"
+	[ "$2" = "the client failed" ] ||
+		tail -n 5 "$logdir/$1.client" "$logdir/$1.server" 2>/dev/null | sed 's/^/    | /' || true
+}
+
+# cmtime_step STEP: cmtime's client's line for STEP, as "total_ms max_ms min_us
+# us_per_conn" (cmtime prints "%-13s: " then four %11.2f: the step's wall
+# time over all connections, the slowest and the fastest connection's own
+# time, and the wall time over the number of connections); empty if none.
+cmtime_step() {
+	awk -F: -v step="$1" '{ name = $1; sub(/ +$/, "", name) }
+		name == step && NF == 2 && split($2, f, " ") == 4 { line = f[1] " " f[2] " " f[3] " " f[4] }
+		END { print line }' "$logdir/cmtime.client"
+}
+
+# cmtime_run: cmtime's server in A and client in B, cm_conns connections set up
+# and torn down through the CM; cells cm_STEP (STEP's spaces as _) and cm_setup.
+cmtime_run() {
+	local step why="" listens total max min per setup_ms=0
+	for step in "${cm_steps[@]}"; do cell[cm_${step// /_}]=failed; done
+	cell[cm_setup]=failed
+	if ! command -v cmtime >/dev/null; then
+		why="cmtime is not installed (rdmacm-utils)"
+	# The counter is the last device owner's (xroce-perf's, which never listens
+	# through the CM) until cmtime's server opens the device and starts it again.
+	elif ! listens=$(engine_stat "$NETNS_A" "$VETH_A" cm_listens) || [ "$listens" != 0 ]; then
+		why="engine_cm_listens is '$listens' before cmtime's server started"
+	else
+		start_server cmtime "$BUILD/xroce-run" cmtime -p "$cm_port" -c "$cm_conns"
+		if ! wait_for 10 "${server_pids[-1]}" cm_listening; then
+			why="the server did not listen within 10 s"
+		elif ! run_client cmtime "$BUILD/xroce-run" cmtime -s "$ADDR_A" -p "$cm_port" \
+			-c "$cm_conns"; then
+			why="the client failed"
+		fi
+		# It serves until stopped.
+		stop_servers || why=${why:-"the server exited before its client was done"}
+	fi
+	# cmtime's client counts a connection that failed as done, and exits 0.
+	if [ -z "$why" ] && grep -qE '^(event: |RDMA_CM_EVENT_|failure|failing)' "$logdir/cmtime.client"; then
+		why="the client reported errors: $(grep -m 1 -E '^(event: |RDMA_CM_EVENT_|failure|failing)' \
+			"$logdir/cmtime.client")"
+	fi
+	if [ -z "$why" ]; then
+		for step in "${cm_setup_steps[@]}" "${cm_steps[@]}"; do
+			read -r total max min per <<<"$(cmtime_step "$step")"
+			if ! [[ $per =~ ^[0-9.]+$ ]]; then
+				why="no '$step' line in the client's table"
+				break
+			fi
+		done
+	fi
+	if [ -n "$why" ]; then
+		cm_why cmtime "$why"
+		for step in "${cm_steps[@]}"; do cell[cm_${step// /_}]="n/a ($why)"; done
+		cell[cm_setup]="n/a ($why)"
+		return 1
+	fi
+	for step in "${cm_steps[@]}"; do
+		read -r total max min per <<<"$(cmtime_step "$step")"
+		max=$(awk -v m="$max" 'BEGIN { printf "%.2f", m * 1000 }')
+		num[cm_${step// /_}]=$per
+		cell[cm_${step// /_}]="$per us/conn (each $min to $max us)"
+	done
+	for step in "${cm_setup_steps[@]}"; do
+		read -r total max min per <<<"$(cmtime_step "$step")"
+		setup_ms=$(awk -v a="$setup_ms" -v b="$total" 'BEGIN { print a + b }')
+	done
+	num[cm_setup]=$(awk -v n="$cm_conns" -v ms="$setup_ms" 'BEGIN { printf "%.0f", (ms > 0 ? n * 1000 / ms : 0) }')
+	cell[cm_setup]="${num[cm_setup]} conn/s (create id to established)"
+}
+
+# qperf_run: qperf's server in A, `qperf -cm1 ADDR_A rc_bw rc_lat` in B, over RC
+# QPs the CM connected; cells qperf_bw (Gbit/s; qperf's units are powers of
+# 1000 bytes per second) and qperf_lat (us; qperf's latency is half a round trip).
+qperf_run() {
+	local why="" bw lat
+	cell[qperf_bw]=failed cell[qperf_lat]=failed
+	if ! command -v qperf >/dev/null; then
+		why="qperf is not installed"
+	else
+		start_server qperf "$BUILD/xroce-run" qperf
+		# Debian's qperf listens a little after it starts.
+		if ! wait_for 10 "${server_pids[-1]}" tcp_listening "$qperf_port"; then
+			why="the server did not listen on TCP $qperf_port within 10 s"
+		elif ! run_client qperf "$BUILD/xroce-run" qperf -cm1 -t "$duration" "$ADDR_A" rc_bw \
+			rc_lat; then
+			why="the client failed"
+		fi
+		# It serves until stopped.
+		stop_servers || why=${why:-"the server exited before its client was done"}
+	fi
+	if [ -z "$why" ]; then
+		# "    bw  =  1.23 GB/sec", "    latency  =  12.3 us"
+		read -r bw lat <<<"$(awk '
+			function value(v) { gsub(",", "", v); return v + 0 }
+			$1 == "bw" && $2 == "=" {
+				f = $4 == "bytes/sec" ? 1 : $4 == "KB/sec" ? 1e3 : $4 == "MB/sec" ? 1e6 : \
+					$4 == "GB/sec" ? 1e9 : $4 == "TB/sec" ? 1e12 : 0
+				if (f) bw = sprintf("%.2f", value($3) * f * 8 / 1e9)
+			}
+			$1 == "latency" && $2 == "=" {
+				f = $4 == "ns" ? 1e-3 : $4 == "us" ? 1 : $4 == "ms" ? 1e3 : $4 == "sec" ? 1e6 : 0
+				if (f) lat = sprintf("%.2f", value($3) * f)
+			}
+			END { print (bw == "" ? "-" : bw), (lat == "" ? "-" : lat) }' "$logdir/qperf.client")"
+		[ "$bw" != - ] || why="no bw line (rc_bw) in the client's output"
+		[ "$lat" != - ] || why=${why:+"$why; "}"no latency line (rc_lat) in the client's output"
+	fi
+	if [ "${bw:--}" != - ]; then
+		num[qperf_bw]=$bw
+		cell[qperf_bw]="$bw Gbit/s"
+	else
+		cell[qperf_bw]="n/a ($why)"
+	fi
+	if [ "${lat:--}" != - ]; then
+		num[qperf_lat]=$lat
+		cell[qperf_lat]="$lat us (half RTT)"
+	else
+		cell[qperf_lat]="n/a ($why)"
+	fi
+	[ -z "$why" ] && return 0
+	cm_why qperf "$why"
+	return 1
+}
+
+echo "bench: cmtime, $cm_conns connections through the CM"
+cmtime_run || failed=1
+echo "bench: qperf -cm1 rc_bw and rc_lat"
+qperf_run || failed=1
 
 # MTU 9000 with xroce attached needs an XDP program that takes multi-buffer frames.
 echo "bench: interface MTU 9000"
@@ -389,6 +637,13 @@ echo "AF_XDP floor: bench/xsk_floor, raw frames through the same XDP program and
 echo "with no transport, both sides busy-polling: what the kernel path costs on this machine"
 echo "(bandwidth: 1 KiB frames one way, no flow control, what the sink counted; its CPU includes"
 echo "both sides' busy-polling)"
+echo "CM, qperf: unmodified librdmacm programs (rdmacm-utils' cmtime, qperf -cm1) under xroce-run,"
+echo "interface MTU 1500. cmtime issues each step for its $cm_conns connections at once: us/conn is"
+echo "the step's wall time over $cm_conns (each: the fastest and the slowest connection); setup rate:"
+echo "$cm_conns over create id, resolve addr and route, create qp and connect. TCP (bench/tcp_connect):"
+echo "$cm_conns connections one at a time; connect: socket() + connect(); close: shutdown, the"
+echo "server's accept, EOF and close, the client's EOF. qperf rc_lat: half round trips of 1-byte"
+echo "SENDs (beside the 8 B ones); rc_bw: 64 KiB SENDs over one QP, in Gbit/s (qperf's MB are 10^6 B)"
 line figure xroce "baseline (same run)" ratio
 for mtu in 1024 4096; do
 	for test in write_bw read_bw; do
@@ -399,6 +654,9 @@ for mtu in 1024 4096; do
 				row "$figure" "$key" "iperf3 TCP, no XDP: ${cell[tcp_plain]%%,*}" tcp_plain \
 					"iperf3 TCP, xroce attached: ${cell[tcp_xdp]%%,*}" tcp_xdp \
 					"${cell[xsk_blast]}" xsk_blast
+				row "qperf rc_bw, SEND 64 KiB, CM" qperf_bw \
+					"iperf3 TCP, xroce attached: ${cell[tcp_xdp]%%,*}" tcp_xdp \
+					"xroce-perf WRITE 64 KiB: ${cell[$key]%%,*}" "$key"
 			elif [ "$key" = write_bw_65536_4096 ]; then
 				row "$figure" "$key" "iperf3 TCP, no XDP: ${cell[tcp_plain]%%,*}" tcp_plain \
 					"iperf3 TCP, xroce attached: ${cell[tcp_xdp]%%,*}" tcp_xdp \
@@ -424,11 +682,25 @@ for test in "${lat_tests[@]}"; do
 				"${cell[${floor}_$stat]}" "${floor}_$stat"
 		done
 		line "  engines" "${cell[${key}_sys]}" - -
+		if [ "$key" = send_lat_8 ]; then
+			row "qperf rc_lat, SEND 1 B, CM" qperf_lat "${cell[udp_8_avg]}, 8 B" udp_8_avg \
+				"xroce-perf SEND 8 B: ${cell[send_lat_8_avg]}" send_lat_8_avg
+		fi
 	done
 done
+for step in "${cm_steps[@]}"; do
+	key=cm_${step// /_}
+	case $step in
+	connect) row "CM $step, cmtime" "$key" "${cell[tcp_conn_connect]}" tcp_conn_connect ;;
+	disconnect) row "CM $step, cmtime" "$key" "${cell[tcp_conn_close]}" tcp_conn_close ;;
+	*) row "CM $step, cmtime" "$key" ;;
+	esac
+done
+row "CM setup rate, cmtime" cm_setup "${cell[tcp_conn_rate]}" tcp_conn_rate
 line "iperf3 TCP, no XDP" - "${cell[tcp_plain]}" -
 line "iperf3 TCP, xroce attached" - "${cell[tcp_xdp]}" -
 line "  same, MTU 9000" - "${cell[tcp_xdp_9000]}" -
+line "TCP connect + close, no XDP" - "${cell[tcp_conn_cycle]}" -
 echo
 echo "ICRC per frame, ns (bench/copy_crc; median of 15 runs taken in turns; hot: one 64 KiB source"
 echo "reused, cold: a walk through 256 MiB): tx, the copy carrying the ICRC against a copy then"
