@@ -86,7 +86,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/xroce/*.h)
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
-$(BUILD)/obj/%.o: %.c $(BPF_SKELS) $(wildcard include/xroce/*.h user/lib/*.h user/lib/*/*.h user/tools/*.h tests/*/*.h)
+$(BUILD)/obj/%.o: %.c $(BPF_SKELS) $(wildcard include/xroce/*.h user/lib/*.h user/lib/*/*.h user/tools/*.h tests/*/*.h bench/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 

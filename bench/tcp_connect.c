@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "samples.h"
+
 #define WARMUP_CONNECTIONS 5
 #define MAX_CONNECTIONS 100000L
 #define BACKLOG 128
@@ -55,23 +57,6 @@ static int set_timeout(int fd, int option, int seconds)
 	struct timeval tv = {.tv_sec = seconds};
 
 	return setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
-}
-
-static int compare_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest rank, as xroce-perf's percentiles: the smallest sample with p of them at or below it. */
-static int64_t percentile(const int64_t *sorted, long n, double p)
-{
-	long rank = (long)(p * (double)n);
-
-	if ((double)rank < p * (double)n)
-		rank++;
-	return sorted[rank > 0 ? (rank > n ? n : rank) - 1 : 0];
 }
 
 /* Reads until the peer's FIN: 0 on EOF, -1 on an error, a timeout or unexpected data. */

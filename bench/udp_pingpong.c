@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "samples.h"
+
 #define MIN_SIZE 8     /* the sequence number */
 #define MAX_SIZE 65507 /* a UDP datagram over IPv4 */
 #define WARMUP_ITERATIONS 1000
@@ -46,23 +48,6 @@ static int set_receive_timeout(int fd, int seconds, int microseconds)
 	struct timeval tv = {.tv_sec = seconds, .tv_usec = microseconds};
 
 	return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-}
-
-static int compare_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest rank, as xroce-perf's percentiles: the smallest sample with p of them at or below it. */
-static int64_t percentile(const int64_t *sorted, long n, double p)
-{
-	long rank = (long)(p * (double)n);
-
-	if ((double)rank < p * (double)n)
-		rank++;
-	return sorted[rank > 0 ? (rank > n ? n : rank) - 1 : 0];
 }
 
 /* A round trip of ns nanoseconds as half of it, in microseconds. */

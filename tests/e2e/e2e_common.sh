@@ -37,6 +37,15 @@
 # e2e_case_fail LABEL MESSAGE...
 #                       prints every log of case LABEL ($logdir/LABEL.*),
 #                       indented under its name, then fails with "LABEL: MESSAGE".
+# e2e_expect_lines LABEL FILE LINE...
+#                       $logdir/FILE holds exactly the LINEs, in order, or
+#                       case LABEL fails.
+# e2e_check_no_malformed LABEL
+#                       neither end (A and B) counted a malformed MAD, or
+#                       case LABEL fails (each owner of a device zeroes its
+#                       counters: run it after every case).
+# e2e_none_running COMM NS...
+#                       fails if a process named COMM still runs in any NS.
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
 #                       $roce_port (netns_run_pair); both must exit 0, find a
 #                       path MTU of 1024 and print a PASS summary, or fail.
@@ -158,6 +167,33 @@ e2e_case_fail() {
 		sed 's/^/    /' "$file"
 	done
 	fail "$label: $*"
+}
+
+e2e_expect_lines() {
+	local label=$1 file=$2
+	shift 2
+	printf '%s\n' "$@" | cmp -s - "$logdir/$file" ||
+		e2e_case_fail "$label" "$file is not exactly: $(printf '"%s" ' "$@")"
+}
+
+e2e_check_no_malformed() {
+	local end value
+	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
+		value=$(e2e_stat "${end%%:*}" "${end#*:}" engine_mads_malformed)
+		[ "$value" = 0 ] ||
+			e2e_case_fail "$1" "${end#*:}: engine_mads_malformed is '$value', expected 0"
+	done
+}
+
+e2e_none_running() {
+	local comm=$1 ns pid
+	shift
+	for ns in "$@"; do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			[ "$(cat "/proc/$pid/comm" 2>/dev/null)" != "$comm" ] ||
+				fail "$comm (pid $pid) is still running in $ns"
+		done
+	done
 }
 
 e2e_show_logs() {

@@ -590,6 +590,26 @@ static inline struct xr_rdma_cm_id *take_request(struct xr_rdma_event_channel *c
 }
 
 /*
+ * The next request on listener, accepted with a receive of ECHO_BUF_SIZE
+ * posted (the peer may send as soon as it is established), once established.
+ */
+static inline void accept_echo_endpoint(struct xr_rdma_event_channel *ch,
+					struct xr_rdma_cm_id *listener, struct endpoint *ep)
+{
+	struct cm_event ev;
+	int ret;
+
+	*ep = (struct endpoint){.id = take_request(ch, listener)};
+	create_qp(ep, XR_QPT_RC);
+	ep->recv_buf = alloc_registered(ep, ECHO_BUF_SIZE, &ep->recv_mr);
+	post_recv(ep, ep->recv_buf, ECHO_BUF_SIZE);
+	ret = xr_rdma_accept(ep->id, &server_conn_param);
+	if (ret)
+		die("xr_rdma_accept: %s", strerror(-ret));
+	expect_event(ch, XR_RDMA_CM_EVENT_ESTABLISHED, ep->id, &ev);
+}
+
+/*
  * The passive side's end of a connection: DISCONNECTED, then
  * xr_rdma_disconnect, as librdmacm's rping does (it sends the DREP the
  * peer's DREQ waits for). EINVAL there is reported but tolerated: Linux's

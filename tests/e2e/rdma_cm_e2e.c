@@ -55,18 +55,10 @@
 /* One connection: accept it, echo the one message it sends, and see it go. */
 static void serve_one(struct xr_rdma_event_channel *ch, struct xr_rdma_cm_id *listener)
 {
-	struct endpoint ep = {.id = take_request(ch, listener)};
-	struct cm_event ev;
+	struct endpoint ep;
 	struct xr_wc wc;
-	int ret;
 
-	create_qp(&ep, XR_QPT_RC);
-	ep.recv_buf = alloc_registered(&ep, ECHO_BUF_SIZE, &ep.recv_mr);
-	post_recv(&ep, ep.recv_buf, ECHO_BUF_SIZE);
-	ret = xr_rdma_accept(ep.id, &server_conn_param);
-	if (ret)
-		die("xr_rdma_accept: %s", strerror(-ret));
-	expect_event(ch, XR_RDMA_CM_EVENT_ESTABLISHED, ep.id, &ev);
+	accept_echo_endpoint(ch, listener, &ep);
 
 	wc = wait_completion(ep.recv_cq, RECV_WR_ID, XR_WC_RECV, "receive");
 	if (wc.byte_len == 0 || wc.byte_len > ECHO_BUF_SIZE)

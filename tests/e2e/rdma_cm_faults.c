@@ -321,18 +321,12 @@ static int run_hold_server(char **argv)
 	struct xr_rdma_event_channel *ch = create_channel();
 	struct xr_rdma_cm_id *listener = listen_on(ch, XR_RDMA_PS_TCP, argv[1], argv[2]);
 	int64_t deadline = tool_now_ms() + HOLD_MAX_MS;
-	struct endpoint ep = {.id = take_request(ch, listener)};
+	struct endpoint ep;
 	struct cm_event ev;
 	unsigned echoed = 0;
 	int ret;
 
-	create_qp(&ep, XR_QPT_RC);
-	ep.recv_buf = alloc_registered(&ep, ECHO_BUF_SIZE, &ep.recv_mr);
-	post_recv(&ep, ep.recv_buf, ECHO_BUF_SIZE);
-	ret = xr_rdma_accept(ep.id, &server_conn_param);
-	if (ret)
-		die("xr_rdma_accept: %s", strerror(-ret));
-	expect_event(ch, XR_RDMA_CM_EVENT_ESTABLISHED, ep.id, &ev);
+	accept_echo_endpoint(ch, listener, &ep);
 	for (;;) {
 		struct xr_wc wc;
 

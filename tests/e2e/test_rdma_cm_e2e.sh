@@ -102,35 +102,16 @@ run_client() {
 	[ "$status" -eq 0 ] || e2e_case_fail "$label" "$tag ($*) exited $status (124: timed out)"
 }
 
-# expect_output LABEL FILE LINE...: FILE (under $logdir) holds exactly the LINEs, in order.
-expect_output() {
-	local label=$1 file=$2
-	shift 2
-	printf '%s\n' "$@" | cmp -s - "$logdir/$file" ||
-		e2e_case_fail "$label" "$file is not exactly: $(printf '"%s" ' "$@")"
-}
-
-# check_no_malformed LABEL: neither engine counted a malformed MAD. Each
-# owner of a device zeroes its counters: this runs after every case.
-check_no_malformed() {
-	local end value
-	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-		value=$(e2e_stat "${end%%:*}" "${end#*:}" engine_mads_malformed)
-		[ "$value" = 0 ] ||
-			e2e_case_fail "$1" "${end#*:}: engine_mads_malformed is '$value', expected 0"
-	done
-}
-
 # ---- a. IPv4: three echoes in a row through one listener.
 label="ipv4"
 start_server "$label" server "$ADDR_A" "$port" 3
 for size in 1 4096 65536; do
 	run_client "$label" "client-$size" client "$ADDR_A" "$port" "$size"
-	expect_output "$label" "$label.client-$size.out" "echo ok $size"
+	e2e_expect_lines "$label" "$label.client-$size.out" "echo ok $size"
 done
 finish_server "$label"
-expect_output "$label" "$label.server.out" listening "served 1" "served 2" "served 3" "server done"
-check_no_malformed "$label"
+e2e_expect_lines "$label" "$label.server.out" listening "served 1" "served 2" "served 3" "server done"
+e2e_check_no_malformed "$label"
 echo "ok   a. IPv4: 3 connections through one listener, echoes of 1, 4096 and 65536 bytes"
 
 # ---- b. Nobody listens: A's engine (run by open_device) rejects with reason 8.
@@ -146,7 +127,7 @@ holder_pid=""
 # The REJ of a REQ for no listener may or may not carry printable private data: only the verdict counts.
 grep -Fxq "got REJECTED status 8" "$logdir/$label.client.out" ||
 	e2e_case_fail "$label" "no line \"got REJECTED status 8\""
-check_no_malformed "$label"
+e2e_check_no_malformed "$label"
 echo "ok   b. a REQ for port $unused_port, where nobody listens: REJECTED, reason 8"
 
 # ---- c. The listener rejects, with private data.
@@ -154,9 +135,9 @@ label="reject"
 start_server "$label" server-reject "$ADDR_A" $((port + 1))
 run_client "$label" client client-expect "$ADDR_A" $((port + 1)) REJECTED 28
 finish_server "$label"
-expect_output "$label" "$label.client.out" "private data: xroce-cm-no" "got REJECTED status 28"
-expect_output "$label" "$label.server.out" listening rejected
-check_no_malformed "$label"
+e2e_expect_lines "$label" "$label.client.out" "private data: xroce-cm-no" "got REJECTED status 28"
+e2e_expect_lines "$label" "$label.server.out" listening rejected
+e2e_check_no_malformed "$label"
 echo "ok   c. xr_rdma_reject: REJECTED, reason 28, with the listener's private data"
 
 # ---- d. An address nobody answers ARP for.
@@ -175,9 +156,9 @@ label="ud"
 start_server "$label" ud-server "$ADDR_A" $((port + 2))
 run_client "$label" client ud-client "$ADDR_A" $((port + 2))
 finish_server "$label"
-expect_output "$label" "$label.client.out" "ud sent 200"
-expect_output "$label" "$label.server.out" listening accepted "ud ok"
-check_no_malformed "$label"
+e2e_expect_lines "$label" "$label.client.out" "ud sent 200"
+e2e_expect_lines "$label" "$label.server.out" listening accepted "ud ok"
+e2e_check_no_malformed "$label"
 echo "ok   e. UD: SIDR resolved the server's QP, a 200-byte datagram arrived intact"
 
 # ---- f. Multicast over the CM, IPv4 then IPv6.
@@ -191,8 +172,8 @@ for group in "239.78.$((RANDOM % 256)).$(($$ % 254 + 1))" "ff0e::78:$(printf '%x
 	start_server_until joined "$label" mc-recv "$src_a" "$group" "$mc_count"
 	run_client "$label" client mc-send "$src_b" "$group" "$mc_count"
 	finish_server "$label"
-	expect_output "$label" "$label.client.out" "mc sent $mc_count"
-	expect_output "$label" "$label.server.out" "join errors ok" joined "mc received $mc_count"
+	e2e_expect_lines "$label" "$label.client.out" "mc sent $mc_count"
+	e2e_expect_lines "$label" "$label.server.out" "join errors ok" joined "mc received $mc_count"
 done
 echo "ok   f. multicast over the CM: join errors, then $mc_count datagrams to a 239/8 and a ff0e::/16 group, each intact, none more"
 
@@ -202,12 +183,12 @@ v6_before=$(e2e_stat "$NETNS_A" "$VETH_A" roce_ipv6)
 start_server "$label" server "$prefix::1" $((port + 3)) 1
 run_client "$label" client client "$prefix::1" $((port + 3)) 4096
 finish_server "$label"
-expect_output "$label" "$label.client.out" "echo ok 4096"
-expect_output "$label" "$label.server.out" listening "served 1" "server done"
+e2e_expect_lines "$label" "$label.client.out" "echo ok 4096"
+e2e_expect_lines "$label" "$label.server.out" listening "served 1" "server done"
 v6_after=$(e2e_stat "$NETNS_A" "$VETH_A" roce_ipv6)
 [ -n "$v6_before" ] && [ -n "$v6_after" ] && [ "$v6_after" -gt "$v6_before" ] ||
 	e2e_case_fail "$label" "$VETH_A: roce_ipv6 went from '$v6_before' to '$v6_after', expected it to grow"
-check_no_malformed "$label"
+e2e_check_no_malformed "$label"
 echo "ok   g. IPv6: a 4096-byte echo to $prefix::1, $((v6_after - v6_before)) RoCEv2 frames over IPv6"
 
 # ---- h. What is left: MADs were received (by the last owners, those of g), nothing is running.
@@ -218,11 +199,6 @@ for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 		fail "${end#*:}: engine_mads_rx '$rx' (expected > 0), engine_mads_malformed '$malformed' (expected 0)"
 	echo "ok   h. ${end#*:}: engine_mads_rx $rx, engine_mads_malformed 0"
 done
-for ns in "$NETNS_A" "$NETNS_B"; do
-	for pid in $(ip netns pids "$ns" 2>/dev/null); do
-		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" != rdma_cm_e2e ] ||
-			fail "rdma_cm_e2e (pid $pid) is still running in $ns"
-	done
-done
+e2e_none_running rdma_cm_e2e "$NETNS_A" "$NETNS_B"
 echo "ok   h. no rdma_cm_e2e left in either namespace"
 echo "test_rdma_cm_e2e: PASS"

@@ -90,23 +90,6 @@ finish() {
 	[ "$status" -eq 0 ] || e2e_case_fail "$1" "$2 exited $status (124: timed out)"
 }
 
-# expect_output LABEL TAG LINE...: TAG's output is exactly the LINEs, in order.
-expect_output() {
-	local label=$1 tag=$2
-	shift 2
-	printf '%s\n' "$@" | cmp -s - "$logdir/$label.$tag.out" ||
-		e2e_case_fail "$label" "$tag's output is not exactly: $(printf '"%s" ' "$@")"
-}
-
-check_no_malformed() {
-	local end value
-	for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
-		value=$(e2e_stat "${end%%:*}" "${end#*:}" engine_mads_malformed)
-		[ "$value" = 0 ] ||
-			e2e_case_fail "$1" "${end#*:}: engine_mads_malformed is '$value', expected 0"
-	done
-}
-
 # The QPs other than QP1 that `xroce qps` lists in NS on DEV.
 qps_open() {
 	netns_exec "$1" "$xroce" qps "$2" --json |
@@ -138,9 +121,9 @@ finish "$label" server
 mapfile -t want < <(for _ in $(seq "$rejections"); do echo "got REJECTED status 28"; done
 	for _ in $(seq "$backlog"); do echo "got ESTABLISHED status 0"; done
 	echo "flood done established $backlog rejected $rejections")
-expect_output "$label" client "${want[@]}"
-expect_output "$label" server listening "requests $backlog" "established $backlog" "served $backlog" "server done"
-check_no_malformed "$label"
+e2e_expect_lines "$label" "$label.client.out" "${want[@]}"
+e2e_expect_lines "$label" "$label.server.out" listening "requests $backlog" "established $backlog" "served $backlog" "server done"
+e2e_check_no_malformed "$label"
 echo "ok   a. $flood_count REQs at a listener of backlog $backlog: $rejections rejected at once (reason 28), $backlog queued, accepted and served"
 
 # ---- b, c. The listener dies mid-handshake.
@@ -158,9 +141,9 @@ for how in request accept; do
 	go_on "$client_pid"
 	finish "$label" client
 	finish "$label" server
-	expect_output "$label" server listening dying
+	e2e_expect_lines "$label" "$label.server.out" listening dying
 	if [ "$how" = request ]; then
-		expect_output "$label" client "got REJECTED status 28" "send flushed" clean
+		e2e_expect_lines "$label" "$label.client.out" "got REJECTED status 28" "send flushed" clean
 		echo "ok   b. the listener exits on the request: REJECTED (28), the QP flushed, nothing left"
 	else
 		ending=$(sed -n 2p "$logdir/$label.client.out")
@@ -168,10 +151,10 @@ for how in request accept; do
 		"got REJECTED status 28" | "got DISCONNECTED status 0") ;;
 		*) e2e_case_fail "$label" "after ESTABLISHED: '$ending'" ;;
 		esac
-		expect_output "$label" client "got ESTABLISHED status 0" "$ending" "send flushed" clean
+		e2e_expect_lines "$label" "$label.client.out" "got ESTABLISHED status 0" "$ending" "send flushed" clean
 		echo "ok   c. the listener exits after accepting: ESTABLISHED, then ${ending#got }, the QP flushed, nothing left"
 	fi
-	check_no_malformed "$label"
+	e2e_check_no_malformed "$label"
 done
 
 # ---- d. Forged CM messages from the third host.
@@ -254,17 +237,12 @@ got=$(counts)
 go_on "$client_pid"
 finish "$label" client
 finish "$label" server
-expect_output "$label" client "echo ok 1" holding "echo ok 2" "client done"
-expect_output "$label" server listening "echoed 2" "server done"
-check_no_malformed "$label"
+e2e_expect_lines "$label" "$label.client.out" "echo ok 1" holding "echo ok 2" "client done"
+e2e_expect_lines "$label" "$label.server.out" listening "echoed 2" "server done"
+e2e_check_no_malformed "$label"
 echo "ok   d. 8 forged REJ/DREQ/REP (third host's address, wrong communication or transaction ID): A counted 2 forged, 3 unmatched, B 1 and 2; the connection echoed again and closed cleanly"
 
 mb_stop
-for ns in "$NETNS_A" "$NETNS_B" "$NETNS_M"; do
-	for pid in $(ip netns pids "$ns" 2>/dev/null); do
-		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" != rdma_cm_faults ] ||
-			fail "rdma_cm_faults (pid $pid) is still running in $ns"
-	done
-done
+e2e_none_running rdma_cm_faults "$NETNS_A" "$NETNS_B" "$NETNS_M"
 echo "ok   no rdma_cm_faults left in any namespace"
 echo "test_rdma_cm_faults: PASS"
