@@ -156,12 +156,6 @@ wait_for() {
 	return 1
 }
 
-# tcp_listening PORT: something listens on TCP PORT in namespace A.
-# shellcheck disable=SC2317 # run by wait_for
-tcp_listening() {
-	netns_exec "$NETNS_A" ss -Hltn "sport = :$1" | grep -q .
-}
-
 # engine_stat NS DEV NAME: one engine counter (engine_NAME) of DEV's xroce stats in NS.
 engine_stat() {
 	netns_exec "$1" "$BUILD/xroce" stats "$2" | awk -v c="engine_$3" '$1 == c { print $2 }'
@@ -513,8 +507,8 @@ qperf_run() {
 	else
 		start_server qperf "$BUILD/xroce-run" qperf
 		# Debian's qperf listens a little after it starts.
-		if ! wait_for 10 "${server_pids[-1]}" tcp_listening "$qperf_port"; then
-			why="the server did not listen on TCP $qperf_port within 10 s"
+		if ! netns_wait_tcp_listen "$NETNS_A" "$qperf_port"; then
+			why="the server did not listen on TCP $qperf_port within 5 s"
 		elif ! run_client qperf "$BUILD/xroce-run" qperf -cm1 -t "$duration" "$ADDR_A" rc_bw \
 			rc_lat; then
 			why="the client failed"

@@ -9,6 +9,7 @@
 #ifndef XROCE_E2E_COMMON_H
 #define XROCE_E2E_COMMON_H
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
 
@@ -768,6 +769,21 @@ static inline int e2e_main(int argc, char **argv, const struct e2e_driver *d, st
 	close(fd);
 	d->teardown(c);
 	return failed ? 1 : 0;
+}
+
+/* File descriptors this process has open; -1 when /proc cannot say. */
+static inline int count_open_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *entry;
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((entry = readdir(dir)))
+		n += entry->d_name[0] != '.';
+	closedir(dir);
+	return n - 1; /* the one the count is read through */
 }
 
 #endif /* XROCE_E2E_COMMON_H */

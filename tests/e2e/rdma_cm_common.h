@@ -543,6 +543,14 @@ static inline void release_endpoint(struct endpoint *ep)
 	*ep = (struct endpoint){.id = ep->id};
 }
 
+/* The endpoint released and its id destroyed. */
+static inline void end_endpoint(struct endpoint *ep)
+{
+	release_endpoint(ep);
+	destroy_id(ep->id);
+	ep->id = NULL;
+}
+
 /* ---- RC: the echo server and its client --------------------------------------------------- */
 
 static const struct xr_rdma_conn_param client_conn_param = {
@@ -673,6 +681,37 @@ static inline void check_echo(const struct endpoint *ep, const struct xr_wc *wc,
 		die("the echo differs from byte %zu of %u on: 0x%02x, sent 0x%02x", i, size,
 		    ep->recv_buf[i], ep->send_buf[i]);
 	}
+}
+
+/* ---- the command line's modes ------------------------------------------------------- */
+
+struct cm_mode {
+	const char *name;
+	int min_args, max_args; /* after the mode's name */
+	int (*run)(char **args);
+};
+
+/*
+ * Runs the mode argv[1] names with its arguments, stdout line-buffered (the
+ * script waits for lines while the process runs: each must reach the log at
+ * once); usage() for an unknown mode or a wrong count of arguments.
+ */
+static inline int run_mode(int argc, char **argv, const struct cm_mode *modes, size_t n,
+			   void (*usage)(void))
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t i = 0; argc >= 2 && i < n; i++) {
+		int nargs = argc - 2;
+
+		if (strcmp(argv[1], modes[i].name))
+			continue;
+		if (nargs < modes[i].min_args || nargs > modes[i].max_args)
+			break;
+		/* args[1] is the mode's first argument, as argv[1] is a program's. */
+		return modes[i].run(argv + 1);
+	}
+	usage();
+	return 2;
 }
 
 #endif /* XROCE_TESTS_RDMA_CM_COMMON_H */

@@ -68,8 +68,7 @@ static void serve_one(struct xr_rdma_event_channel *ch, struct xr_rdma_cm_id *li
 	wait_completion(ep.send_cq, SEND_WR_ID, XR_WC_SEND, "echo send");
 
 	await_peer_disconnect(ch, ep.id);
-	release_endpoint(&ep);
-	destroy_id(ep.id);
+	end_endpoint(&ep);
 }
 
 static int run_server(char **argv)
@@ -129,8 +128,7 @@ static int run_client(char **argv)
 	check_echo(&ep, &wc, size);
 
 	disconnect_and_wait(ch, ep.id);
-	release_endpoint(&ep);
-	destroy_id(ep.id);
+	end_endpoint(&ep);
 	destroy_channel(ch);
 	printf("echo ok %u\n", size);
 	return 0;
@@ -186,8 +184,7 @@ static int run_client_expect(char **argv)
 	/* A connection that was expected to come up still ends as it should. */
 	if (want == XR_RDMA_CM_EVENT_ESTABLISHED)
 		disconnect_and_wait(ch, ep.id);
-	release_endpoint(&ep);
-	destroy_id(ep.id);
+	end_endpoint(&ep);
 	destroy_channel(ch);
 	return 0;
 }
@@ -225,8 +222,7 @@ static int run_server_establish(char **argv)
 	printf("received %u bytes\n", wc.byte_len);
 	disconnect_and_wait(ch, ep.id);
 	printf("disconnected\n");
-	release_endpoint(&ep);
-	destroy_id(ep.id);
+	end_endpoint(&ep);
 	destroy_id(listener);
 	destroy_channel(ch);
 	return 0;
@@ -305,8 +301,7 @@ static int run_ud_server(char **argv)
 	check_datagram(&ep, ep.recv_buf, UD_MSG_SIZE, UD_SEED, "the datagram");
 	printf("ud ok\n");
 
-	release_endpoint(&ep);
-	destroy_id(ep.id);
+	end_endpoint(&ep);
 	destroy_id(listener);
 	destroy_channel(ch);
 	return 0;
@@ -356,8 +351,7 @@ static int run_ud_client(char **argv)
 	wait_completion(ep.send_cq, SEND_WR_ID, XR_WC_SEND, "datagram send");
 	printf("ud sent %d\n", UD_MSG_SIZE);
 
-	release_endpoint(&ep);
-	destroy_id(ep.id);
+	end_endpoint(&ep);
 	destroy_channel(ch);
 	return 0;
 }
@@ -511,8 +505,7 @@ static int run_mc_recv(char **argv)
 		die("a datagram more than the %u sent arrived", count);
 	mc_leave(&ep, (struct sockaddr *)&group);
 	printf("mc received %u\n", count);
-	release_endpoint(&ep);
-	destroy_id(ep.id);
+	end_endpoint(&ep);
 	destroy_channel(ch);
 	return 0;
 }
@@ -541,8 +534,7 @@ static int run_mc_send(char **argv)
 	}
 	mc_leave(&ep, (struct sockaddr *)&group);
 	printf("mc sent %u\n", count);
-	release_endpoint(&ep);
-	destroy_id(ep.id);
+	end_endpoint(&ep);
 	destroy_channel(ch);
 	return 0;
 }
@@ -566,11 +558,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int min_args, max_args; /* after the mode's name */
-		int (*run)(char **args);
-	} modes[] = {
+	static const struct cm_mode modes[] = {
 	    {"server", 3, 3, run_server},
 	    {"server-establish", 2, 2, run_server_establish},
 	    {"server-reject", 2, 2, run_server_reject},
@@ -583,19 +571,5 @@ int main(int argc, char **argv)
 	    {"mc-send", 3, 3, run_mc_send},
 	};
 
-	/* The script waits for lines while the process runs: each must reach the log at once. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2)
-		usage();
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		int nargs = argc - 2;
-
-		if (strcmp(argv[1], modes[i].name))
-			continue;
-		if (nargs < modes[i].min_args || nargs > modes[i].max_args)
-			usage();
-		/* args[1] is the mode's first argument, as argv[1] is a program's. */
-		return modes[i].run(argv + 1);
-	}
-	usage();
+	return run_mode(argc, argv, modes, sizeof(modes) / sizeof(modes[0]), usage);
 }

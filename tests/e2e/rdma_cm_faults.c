@@ -35,7 +35,6 @@
 #define _GNU_SOURCE /* e2e_common.h's helpers need it; the Makefile defines it too */
 #endif
 #define PROG "rdma_cm_faults"
-#include <dirent.h>
 #include <signal.h>
 
 #include "rdma_cm_common.h"
@@ -69,20 +68,6 @@ static void await_usr1(const char *what)
 		die("no SIGUSR1 within %d s (%s)", SIGNAL_WAIT_S, what);
 }
 
-static int count_open_fds(void)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *d;
-	int n = 0;
-
-	if (!dir)
-		die("opendir /proc/self/fd: %s", strerror(errno));
-	while ((d = readdir(dir)))
-		n += d->d_name[0] != '.';
-	closedir(dir);
-	return n - 1; /* the directory's own */
-}
-
 static void print_event(const struct cm_event *ev)
 {
 	printf("got %s status %d\n", event_short_name(ev->type), ev->status);
@@ -106,13 +91,6 @@ static void accept_request(struct endpoint *ep, struct xr_rdma_cm_id *id)
 	ret = xr_rdma_accept(id, &server_conn_param);
 	if (ret)
 		die("xr_rdma_accept: %s", strerror(-ret));
-}
-
-static void end_endpoint(struct endpoint *ep)
-{
-	release_endpoint(ep);
-	destroy_id(ep->id);
-	ep->id = NULL;
 }
 
 /* ---- a REQ flood past the backlog -------------------------------------------------------- */
@@ -272,6 +250,8 @@ static int run_orphan_client(char **argv)
 	ch = create_channel();
 	warm_up(ch, argv[1], argv[2]);
 	fds_before = count_open_fds();
+	if (fds_before < 0)
+		die("/proc/self/fd cannot be read");
 	rc_client_setup(ch, &ep, argv[1], argv[2]);
 	connect_id(ep.id, &client_conn_param);
 	next_event(ch, EVENT_TIMEOUT_MS, XR_RDMA_CM_EVENT_REJECTED, &ev);
@@ -409,26 +389,14 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int nargs; /* after the mode's name */
-		int (*run)(char **argv);
-	} modes[] = {
-	    {"backlog-server", 3, run_backlog_server}, {"flood", 3, run_flood},
-	    {"die-server", 3, run_die_server},	       {"orphan-client", 2, run_orphan_client},
-	    {"hold-server", 2, run_hold_server},       {"hold-client", 3, run_hold_client},
+	static const struct cm_mode modes[] = {
+	    {"backlog-server", 3, 3, run_backlog_server},
+	    {"flood", 3, 3, run_flood},
+	    {"die-server", 3, 3, run_die_server},
+	    {"orphan-client", 2, 2, run_orphan_client},
+	    {"hold-server", 2, 2, run_hold_server},
+	    {"hold-client", 3, 3, run_hold_client},
 	};
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2)
-		usage();
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if (strcmp(argv[1], modes[i].name))
-			continue;
-		if (argc - 2 != modes[i].nargs)
-			usage();
-		/* args[1] is the mode's first argument, as argv[1] is a program's. */
-		return modes[i].run(argv + 1);
-	}
-	usage();
+	return run_mode(argc, argv, modes, sizeof(modes) / sizeof(modes[0]), usage);
 }

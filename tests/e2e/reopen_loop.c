@@ -24,7 +24,6 @@
  * "[hold] pid N: QPS QPs in RTS" and waits to be killed (HOLD_MS at most),
  * so that its death leaves behind what a killed owner leaves.
  */
-#include <dirent.h>
 #include <getopt.h>
 #include <stdlib.h>
 
@@ -96,21 +95,6 @@ static uint32_t write_seed(unsigned long iteration)
 static uint32_t send_seed(unsigned long iteration)
 {
 	return (uint32_t)iteration * 2 + 2;
-}
-
-/* File descriptors this process has open; -1 when /proc cannot say. */
-static int count_open_fds(void)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *entry;
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while ((entry = readdir(dir)))
-		n += entry->d_name[0] != '.';
-	closedir(dir);
-	return n;
 }
 
 static int open_port(const struct options *o, struct e2e_port *port, struct open_times *t,
