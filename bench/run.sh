@@ -24,6 +24,7 @@
 #     (build/bench/tcp_connect, no XDP); qperf -cm1 rc_bw (64 KiB SENDs)
 #     beside iperf3 and WRITE 64 KiB, and rc_lat (1-byte SENDs, half round
 #     trips) beside the UDP ping-pong and SEND 8 B;
+#   - goodput under loss through the test middlebox (bench/loss.sh, last);
 #   - the same bandwidths at path MTU 4096 on interface MTU 9000, when the
 #     interfaces take MTU 9000 with xroce attached and xroce's active_mtu is
 #     then 4096 (else those rows say n/a and why), beside iperf3 at MTU 9000.
@@ -700,4 +701,7 @@ echo "ICRC per frame, ns (bench/copy_crc; median of 15 runs taken in turns; hot:
 echo "reused, cold: a walk through 256 MiB): tx, the copy carrying the ICRC against a copy then"
 echo "an ICRC pass; rx, the check then the copy (what the engine does) against the copy alone"
 sed 's/^copy_crc //' "$logdir/copy_crc"
+echo
+echo "Goodput under loss (bench/loss.sh, through the test middlebox):"
+bench/loss.sh || failed=1
 exit $failed

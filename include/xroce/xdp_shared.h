@@ -145,6 +145,14 @@ struct xr_qp_entry {
 	 * device's owner, N its N-th guest (the owner routes their frames)
 	 */
 	__u16 holder;
+	/*
+	 * userspace: the requester's view of its path, for operators: the
+	 * smoothed round-trip time and its mean deviation in microseconds (0
+	 * before the first sample), and the congestion window in PSNs
+	 */
+	__u32 srtt_us;
+	__u32 rttvar_us;
+	__u32 cwnd;
 };
 
 enum xr_xdp_fast_path {

@@ -15,7 +15,10 @@ exits 1, saying what is wrong, unless they hold what the subcommand expects:
                                           mid-traffic (both PSNs moved), and
                                           every such sample is right: PSNs and
                                           MSN advanced by at most MESSAGES,
-                                          acked PSN behind the next PSN
+                                          acked PSN behind the next PSN, cwnd
+                                          within its bounds, srtt_us and
+                                          rttvar_us under a second, and some
+                                          sample has a round-trip estimate
   gids FILE IFNAME ADDRESS                the IPv4-mapped GID of ADDRESS is listed
   qps-count FILE IFNAME                   prints how many QPs a qps document lists
   status FILE EXIT IFNAME:IFINDEX...      each IFNAME is listed, read, present;
@@ -53,9 +56,11 @@ ENGINE_COUNTERS = [
                   "cm_duplicates", "cm_retries", "cm_timeouts", "cm_listens"]
 QP_MEMBERS = [
     "qpn", "state", "xdp_state", "type", "dest_qpn", "udp_sport", "next_psn", "acked_psn",
-    "expected_psn", "msn", "engine_sleeping", "xdp_absorbs_acks", "xdp_answers_dups",
-    "counters",
+    "expected_psn", "msn", "srtt_us", "rttvar_us", "cwnd", "engine_sleeping",
+    "xdp_absorbs_acks", "xdp_answers_dups", "counters",
 ]
+# The requester's congestion window, in PSNs (XR_CWND_MIN, XR_SEND_WINDOW).
+CWND_MIN, CWND_MAX = 8, 512
 QP_COUNTERS = [
     "rx_frames", "acks_absorbed", "dups_answered", "tx_frames", "retransmits", "timeouts",
     "dup_requests",
@@ -164,7 +169,7 @@ def advanced(now, start, most):
 def cmd_qps_traffic(ifname, qpn, dest_qpn, local_psn, remote_psn, messages, *paths):
     qpn, dest_qpn = int(qpn, 0), int(dest_qpn, 0)
     local_psn, remote_psn, messages = int(local_psn, 0), int(remote_psn, 0), int(messages)
-    seen, checked, last = [], 0, None
+    seen, checked, last, timed = [], 0, None, 0
     for path in paths:
         qp = find_qp(path, ifname, qpn)
         if not qp:
@@ -189,6 +194,13 @@ def cmd_qps_traffic(ifname, qpn, dest_qpn, local_psn, remote_psn, messages, *pat
             problems.append(f"msn {qp['msn']}")
         if not (qp["counters"]["tx_frames"] > 0 and qp["counters"]["rx_frames"] > 0):
             problems.append("tx_frames or rx_frames still 0")
+        if not CWND_MIN <= qp["cwnd"] <= CWND_MAX:
+            problems.append(f"cwnd {qp['cwnd']} outside [{CWND_MIN}, {CWND_MAX}]")
+        # A round trip between two namespaces takes well under a second.
+        if qp["srtt_us"] >= 1000000 or qp["rttvar_us"] >= 1000000:
+            problems.append(f"srtt_us {qp['srtt_us']}, rttvar_us {qp['rttvar_us']}")
+        if qp["srtt_us"] > 0:
+            timed += 1
         if problems:
             fail(f"{path}: QP {qpn:#x} in RTS: " + "; ".join(problems))
         checked += 1
@@ -196,10 +208,13 @@ def cmd_qps_traffic(ifname, qpn, dest_qpn, local_psn, remote_psn, messages, *pat
     if not checked:
         fail(f"{ifname}: no sample shows QP {qpn:#x} in RTS mid-traffic "
              f"({len(paths)} samples; seen: {seen})")
+    if not timed:
+        fail(f"{ifname}: QP {qpn:#x} has no round-trip estimate in any of {checked} samples "
+             "mid-traffic")
     print(f"{ifname}: QP {qpn:#x} in RTS mid-traffic in {checked} samples, the last: next_psn "
           f"{last['next_psn']:#x} (start {local_psn:#x}), acked_psn {last['acked_psn']:#x}, "
           f"expected_psn {last['expected_psn']:#x} (peer start {remote_psn:#x}), "
-          f"msn {last['msn']}")
+          f"msn {last['msn']}, srtt_us {last['srtt_us']} in {timed} samples")
 
 
 def cmd_gids(path, ifname, address):

@@ -12,6 +12,9 @@
  * or to one with the prefix a2b- (received on IF_A, sent on IF_B) or b2a-:
  *
  *   --loss PCT           drop
+ *   --burst N            a loss drops N consecutive RoCE frames of the direction
+ *                        (default 1); losses start at PCT / N per frame, so that
+ *                        PCT of the frames are still lost in the long run
  *   --dup PCT            send twice
  *   --reorder PCT        hold the frame back until --reorder-gap N (default 3)
  *                        later frames of its direction have gone, or 2 ms (a
@@ -51,7 +54,8 @@
  *
  * The dir lines end with what the picks counted and did: writes,
  * writes_dropped, writes_late, read_responses, read_responses_dropped,
- * plain_acks, plain_acks_dropped.
+ * plain_acks, plain_acks_dropped, and requests_dropped: the request frames
+ * dropped by --loss or a pick, the losses retransmissions are to repair.
  *
  * xroce's XDP program on an endpoint answers some frames with XDP_TX; a veth
  * only delivers those when its peer (our interface) has NAPI enabled, which an
@@ -112,6 +116,7 @@ static const char *const dir_names[NDIRS] = {"a2b", "b2a"};
 
 struct impairment {
 	double loss, dup, reorder, corrupt; /* probabilities, 0..1 */
+	unsigned int burst;		    /* frames one loss drops */
 	unsigned int reorder_gap;
 	unsigned int delay_us;
 	unsigned int n_ack_drops;
@@ -131,6 +136,7 @@ struct dir_counters {
 	uint64_t requests, retransmits, acks, naks, rnr_naks, atomic_acks;
 	uint64_t writes, writes_dropped, writes_late;
 	uint64_t read_responses, read_responses_dropped, plain_acks, plain_acks_dropped;
+	uint64_t requests_dropped; /* request frames (RC, UC) dropped, for whatever reason */
 };
 
 /* What one direction carried to one destination QP, as the sender sent it. */
@@ -165,6 +171,7 @@ struct direction {
 	struct qp_counters qps[MAX_QPS];
 	unsigned int n_qps;
 	uint64_t rng;
+	unsigned int burst_left; /* frames the loss under way still drops */
 	int out_fd;
 	/* FIFO: a fixed delay keeps release times in order. */
 	struct delayed *delay_q;
@@ -431,6 +438,7 @@ static bool pick_write(struct direction *d, const struct frame *f, size_t bth, i
 	d->c.writes++;
 	if (picked(d->imp.write_drops, d->imp.n_write_drops, d->c.writes)) {
 		d->c.writes_dropped++;
+		d->c.requests_dropped++;
 		log_action(d, "drop-write", f->data + bth);
 		return true;
 	}
@@ -467,6 +475,21 @@ static bool pick_response(struct direction *d, const struct frame *f, size_t bth
 	return true;
 }
 
+/* Whether --loss drops this frame: alone, or as part of a --burst under way. */
+static bool random_loss(struct direction *d)
+{
+	unsigned int burst = d->imp.burst ? d->imp.burst : 1;
+
+	if (d->burst_left) {
+		d->burst_left--;
+		return true;
+	}
+	if (!chance(d, d->imp.loss / burst))
+		return false;
+	d->burst_left = burst - 1;
+	return true;
+}
+
 static void process(struct direction *d, struct frame *f, int64_t now)
 {
 	size_t bth = roce_offset(f->data, f->len);
@@ -489,8 +512,10 @@ static void process(struct direction *d, struct frame *f, int64_t now)
 		return;
 	if (pick_response(d, f, bth))
 		return;
-	if (chance(d, d->imp.loss)) {
+	if (random_loss(d)) {
 		d->c.dropped++;
+		if (is_request(f->data[bth]))
+			d->c.requests_dropped++;
 		log_action(d, "drop", f->data + bth);
 		return;
 	}
@@ -589,13 +614,13 @@ static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
 		       " oversize %" PRIu64 " socket_drops %u writes %" PRIu64
 		       " writes_dropped %" PRIu64 " writes_late %" PRIu64 " read_responses %" PRIu64
 		       " read_responses_dropped %" PRIu64 " plain_acks %" PRIu64
-		       " plain_acks_dropped %" PRIu64 "\n",
+		       " plain_acks_dropped %" PRIu64 " requests_dropped %" PRIu64 "\n",
 		       dir_names[i], c->frames, c->roce, c->dropped, c->duplicated, c->reordered,
 		       c->delayed, c->corrupted, c->atomic_acks_dropped, c->requests,
 		       c->retransmits, c->acks, c->naks, c->rnr_naks, c->atomic_acks,
 		       c->send_errors, c->oversize, st.tp_drops, c->writes, c->writes_dropped,
 		       c->writes_late, c->read_responses, c->read_responses_dropped, c->plain_acks,
-		       c->plain_acks_dropped);
+		       c->plain_acks_dropped, c->requests_dropped);
 	}
 	for (int i = 0; i < NDIRS; i++)
 		for (unsigned int k = 0; k < dirs[i].n_qps; k++) {
@@ -612,15 +637,15 @@ static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: " PROG
-		" IF_A IF_B [--seed N] [--max-seconds S] [--no-xdp-pass] [--verbose]\n"
-		"       [[a2b-|b2a-]--loss PCT] [--dup PCT] [--reorder PCT] [--reorder-gap N]\n"
-		"       [--delay-us US] [--corrupt PCT] [--drop-atomic-ack N]...\n"
-		"       [--drop-write N]... [--late-write N]... [--late-write-us US]\n"
-		"       [--drop-read-response N]... [--drop-ack N]...\n"
-		"       (a2b-/b2a- after the dashes, e.g. --b2a-loss 5, limits to one "
-		"direction)\n");
+	fprintf(stderr, "usage: " PROG
+			" IF_A IF_B [--seed N] [--max-seconds S] [--no-xdp-pass] [--verbose]\n"
+			"       [[a2b-|b2a-]--loss PCT] [--burst N] [--dup PCT] [--reorder PCT] "
+			"[--reorder-gap N]\n"
+			"       [--delay-us US] [--corrupt PCT] [--drop-atomic-ack N]...\n"
+			"       [--drop-write N]... [--late-write N]... [--late-write-us US]\n"
+			"       [--drop-read-response N]... [--drop-ack N]...\n"
+			"       (a2b-/b2a- after the dashes, e.g. --b2a-loss 5, limits to one "
+			"direction)\n");
 }
 
 static bool parse_number(const char *s, double max, double *out)
@@ -647,6 +672,8 @@ static bool parse_impairment(const char *opt, const char *value)
 
 		if (!strcmp(opt, "loss") && parse_number(value, 100, &v))
 			imp->loss = v / 100;
+		else if (!strcmp(opt, "burst") && parse_number(value, 1000, &v) && v >= 1)
+			imp->burst = (unsigned int)v;
 		else if (!strcmp(opt, "dup") && parse_number(value, 100, &v))
 			imp->dup = v / 100;
 		else if (!strcmp(opt, "reorder") && parse_number(value, 100, &v))

@@ -8,7 +8,8 @@
 #  - status --json lists both ends with their ifindex; qps --json lists no QP;
 #  - during a run of xroce-pingpong (MESSAGES 64-byte SENDs each way), qps
 #    --json sampled on both ends shows the RC QP in RTS with its PSNs and MSN
-#    advanced from the starting PSNs the tool printed; afterwards, stats
+#    advanced from the starting PSNs the tool printed, a congestion window
+#    and a round-trip estimate (srtt_us) in some sample; afterwards, stats
 #    --json shows redirected, engine rx_frames and tx_frames grown by at least
 #    MESSAGES on each end and no malformed frame dropped; the QPs are gone;
 #  - stats --watch 1 (text, ended by SIGINT) and --watch 0.5 --json (JSON

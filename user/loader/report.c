@@ -472,6 +472,9 @@ static void json_qp(struct json_writer *w, const struct xr_qp_entry *e)
 	json_u64(w, "acked_psn", e->xdp_ack & XR_PSN_MASK);
 	json_u64(w, "expected_psn", e->committed & XR_PSN_MASK);
 	json_u64(w, "msn", e->committed >> 32);
+	json_u64(w, "srtt_us", e->srtt_us);
+	json_u64(w, "rttvar_us", e->rttvar_us);
+	json_u64(w, "cwnd", e->cwnd);
 	json_bool(w, "engine_sleeping", e->engine_sleeping);
 	json_bool(w, "xdp_absorbs_acks", e->fast_path & XR_XDP_FAST_ACK);
 	json_bool(w, "xdp_answers_dups", e->fast_path & XR_XDP_FAST_DUP);
@@ -488,11 +491,12 @@ static void json_qp(struct json_writer *w, const struct xr_qp_entry *e)
 static void print_qp_text(const struct xr_qp_entry *e, bool first)
 {
 	if (first)
-		printf("%-8s %-4s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s\n", "qpn",
-		       "type", "state", "dest", "expected/msn", "acked", "next", "rx", "tx",
-		       "retrans", "timeouts", "acks_xdp", "dups_xdp");
+		printf("%-8s %-4s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s %8s %8s "
+		       "%5s\n",
+		       "qpn", "type", "state", "dest", "expected/msn", "acked", "next", "rx", "tx",
+		       "retrans", "timeouts", "acks_xdp", "dups_xdp", "srtt_us", "rttvar", "cwnd");
 	printf("0x%06x %-4s %-6s 0x%06x 0x%06x/%-6u 0x%06x 0x%06x %10llu %10llu %8llu %8llu %9llu "
-	       "%9llu\n",
+	       "%9llu %8u %8u %5u\n",
 	       e->qpn, qp_type_name(e->qp_type),
 	       name_of(qp_state_names, COUNT_OF(qp_state_names), e->qp_state), e->dest_qpn,
 	       (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
@@ -500,7 +504,7 @@ static void print_qp_text(const struct xr_qp_entry *e, bool first)
 	       (unsigned long long)e->rx_frames, (unsigned long long)e->counters.tx_frames,
 	       (unsigned long long)e->counters.retransmits,
 	       (unsigned long long)e->counters.timeouts, (unsigned long long)e->acks_absorbed,
-	       (unsigned long long)e->dups_answered);
+	       (unsigned long long)e->dups_answered, e->srtt_us, e->rttvar_us, e->cwnd);
 }
 
 int report_qps(const struct report_options *o)

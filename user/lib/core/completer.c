@@ -107,6 +107,7 @@ static void on_progress(struct xr_qp_impl *qp, uint64_t now)
 {
 	xr_qp_retire_sends(qp);
 	xr_xdp_note_acked(qp);
+	xr_rtt_acked(qp, now);
 	/* The hint is only ever ahead of acked_psn; never let it go stale (PSNs wrap). */
 	if (xr_psn_diff(qp->ack_hint, qp->acked_psn) < 0)
 		qp->ack_hint = qp->acked_psn;

@@ -407,10 +407,16 @@ struct xr_qp_impl {
 	uint32_t async_unacked; /* asynchronous events taken and not acknowledged */
 
 	/* requester */
-	uint32_t snd_psn; /* next PSN never sent before */
-	uint32_t tx_idx;  /* WQE the next packet belongs to */
-	uint32_t tx_pkt;  /* packet number inside it */
-	uint32_t tx_psn;  /* PSN of the next packet to (re)transmit */
+	uint32_t snd_psn;    /* next PSN never sent before */
+	uint32_t tx_idx;     /* WQE the next packet belongs to */
+	uint32_t tx_pkt;     /* packet number inside it */
+	uint32_t tx_psn;     /* PSN of the next packet to (re)transmit */
+	uint32_t tx_new_psn; /* the first PSN never transmitted (a READ's: its requests) */
+
+	/* round-trip estimation (rtt.c): smoothed and mean deviation, 0 before a sample */
+	uint64_t srtt_ns, rttvar_ns;
+	uint32_t rtt_psn;     /* the packet being timed */
+	uint64_t rtt_sent_at; /* when it was sent; 0: none is timed */
 
 	/* completer */
 	uint32_t acked_psn;	 /* last PSN acknowledged (snd start - 1 initially) */
@@ -779,6 +785,15 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget);
 void xr_requester_resend_read_atomic(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn);
 /* Restart transmission at psn (go-back-N). */
 void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn);
+
+/* ---- rtt.c ---- */
+/*
+ * A request packet psn went out at now, asking for an ACK or not, for the
+ * first time (fresh) or again. now 0: untimed (never starts a sample).
+ */
+void xr_rtt_sent(struct xr_qp_impl *qp, uint32_t psn, bool ackreq, bool fresh, uint64_t now);
+/* The acknowledged PSN advanced: the packet timed may have been answered. */
+void xr_rtt_acked(struct xr_qp_impl *qp, uint64_t now);
 
 /* ---- completer.c ---- */
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);

@@ -341,6 +341,8 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->cwnd = qp->ssthresh = XR_SEND_WINDOW;
 	qp->cwnd_acc = 0;
 	qp->in_recovery = false;
+	qp->srtt_ns = qp->rttvar_ns = 0;
+	qp->rtt_sent_at = 0;
 	qp->recv_active = false;
 	qp->write_active = false;
 	qp->uc_dropping = false;
@@ -376,7 +378,8 @@ static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, c
 		qp->epsn = a->rq_psn & XR_PSN_MASK;
 	if (mask & XR_QP_SQ_PSN) {
 		qp->snd_psn = a->sq_psn & XR_PSN_MASK;
-		qp->tx_psn = qp->snd_psn;
+		qp->tx_psn = qp->tx_new_psn = qp->snd_psn;
+		qp->rtt_sent_at = 0;
 		qp->acked_psn = xr_psn_add(qp->snd_psn, XR_PSN_MASK); /* sq_psn - 1 */
 		qp->ack_hint = qp->acked_psn;
 	}

@@ -69,8 +69,11 @@ static bool ack_due(const struct xr_qp_impl *qp, uint32_t psn, bool last)
 	return (psn & (interval - 1)) == interval - 1;
 }
 
-/* Sends packet pkt of w; for a READ, the request for packets pkt.. of the response. */
-static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
+/*
+ * Sends packet pkt of w; for a READ, the request for packets pkt.. of the
+ * response. now: when, for the round-trip estimate (0: not to be timed).
+ */
+static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt, uint64_t now)
 {
 	uint32_t off = pkt * qp->mtu;
 	bool is_read = xr_wr(w->opcode)->flags & XR_WRF_READ;
@@ -127,6 +130,13 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt)
 			xr_sgl_copy_out(qp->core, w->sge, w->num_sge, off, &out, len);
 	}
 	xr_core_frame_send(qp->core, qp, &out);
+	if (!uc) {
+		bool fresh = xr_psn_diff(bth.psn, qp->tx_new_psn) >= 0;
+
+		xr_rtt_sent(qp, bth.psn, bth.ackreq, fresh, now);
+		if (fresh)
+			qp->tx_new_psn = xr_psn_add(is_read ? w->last_psn : bth.psn, 1);
+	}
 	return true;
 }
 
@@ -228,7 +238,7 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 			xr_qp_to_error(qp);
 			return sent;
 		}
-		if (!send_packet(qp, w, qp->tx_pkt))
+		if (!send_packet(qp, w, qp->tx_pkt, now))
 			break;
 		sent++;
 		if (!qp->retry_deadline)
@@ -251,7 +261,7 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 
 void xr_requester_resend_read_atomic(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn)
 {
-	if (send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn)))
+	if (send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn), 0))
 		qp->cnt.retransmits++, qp->core->stats.retransmits++;
 }
 
@@ -302,7 +312,7 @@ int xr_uc_run(struct xr_qp_impl *qp, int budget)
 			xr_qp_to_error(qp);
 			return sent;
 		}
-		if (!send_packet(qp, w, qp->tx_pkt))
+		if (!send_packet(qp, w, qp->tx_pkt, 0))
 			break; /* no transmit buffer now: the next round goes on from here */
 		sent++;
 		if (++qp->tx_pkt == w->npkts) {

@@ -153,6 +153,22 @@ void xr_xdp_note_acked(struct xr_qp_impl *qp)
 		;
 }
 
+static void publish_u32(__u32 *field, uint64_t v)
+{
+	__u32 v32 = v > UINT32_MAX ? UINT32_MAX : (__u32)v;
+
+	if (*field != v32)
+		*field = v32;
+}
+
+static void publish_path_estimates(struct xr_qp_entry *e, const struct xr_qp_impl *qp)
+{
+	/* Rounded up: 0 is for no sample yet. */
+	publish_u32(&e->srtt_us, (qp->srtt_ns + 999) / 1000);
+	publish_u32(&e->rttvar_us, (qp->rttvar_ns + 999) / 1000);
+	publish_u32(&e->cwnd, qp->cwnd);
+}
+
 /* Also refreshes the QP's counters in its entry, for bpftool and the loader. */
 void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now)
 {
@@ -164,6 +180,7 @@ void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now)
 	/* Written only when changed: the entry's cache lines are shared with XDP. */
 	if (memcmp(&e->counters, &qp->cnt, sizeof(qp->cnt)))
 		e->counters = qp->cnt;
+	publish_path_estimates(e, qp);
 	if (!(e->fast_path & XR_XDP_FAST_ACK))
 		return;
 	psn = (uint32_t)__atomic_load_n(&e->xdp_ack, __ATOMIC_ACQUIRE) & XR_PSN_MASK;

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Goodput under loss, xroce <-> xroce: xroce-perf write_bw of 64 KiB WRITEs
+# (path MTU 1024) between namespaces A and B joined through the test
+# middlebox in M (tests/e2e/middlebox.c, A <-> M <-> B), clean and then with
+# random loss each way of 0.5, 1, 2 and 5 %, and with the same 1 and 2 % lost
+# in bursts of 8 frames. For each case, in one table: the goodput, the share
+# of the clean goodput kept (same run), the request frames the middlebox
+# dropped, the requests retransmitted (as the middlebox saw them: a PSN not
+# beyond the highest sent) per request lost, and the requester engine's
+# retransmission episodes (each rewind or early ask: engine_retransmits) and
+# local ACK timer expiries (engine_timeouts), from xroce stats.
+# The clean figure is the middlebox's forwarding rate as much as xroce's: the
+# kept share compares like with like. No figure is asserted.
+# LOSS_SECONDS (default 4, at most 10) is the length of each run. Needs root;
+# run by `make bench` after its own table, or alone after `make`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export BUILD=${BUILD:-build}
+duration=${LOSS_SECONDS:-4}
+if ! [[ $duration =~ ^[0-9]+$ ]] || [ "$duration" -lt 1 ] || [ "$duration" -gt 10 ]; then
+	echo "loss: LOSS_SECONDS must be 1..10" >&2
+	exit 2
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "loss: needs root (namespaces, XDP)" >&2
+	exit 1
+fi
+perf=$BUILD/xroce-perf
+middlebox=$BUILD/tests/middlebox
+for bin in "$perf" "$middlebox"; do
+	[ -x "$bin" ] || {
+		echo "loss: $bin is missing (make first)" >&2
+		exit 1
+	}
+done
+
+source scripts/netns.sh
+logdir=$(mktemp -d /tmp/xroce-loss.XXXXXX)
+mb_pid=""
+server_pid=""
+cleanup() {
+	local pid
+	for pid in "$server_pid" "$mb_pid"; do
+		[ -z "$pid" ] || kill "$pid" 2>/dev/null || true
+		[ -z "$pid" ] || wait "$pid" 2>/dev/null || true
+	done
+	netns_cleanup
+	rm -rf "$logdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+netns_middlebox_pair lss
+netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"
+echo "loss: $NETNS_A ($ADDR_A) <-> $NETNS_M <-> $NETNS_B ($ADDR_B), ${duration} s per case"
+
+# engine_counter NAME: counter NAME of the last engine on B's device, the
+# requester's (each engine's counters start from 0 and stay after it exits).
+engine_counter() {
+	netns_exec "$NETNS_B" "$(netns_xroce)" stats "$VETH_B" | awk -v c="$1" '$1 == c { print $2 }'
+}
+
+# mb_counter KEY: the middlebox's counter KEY of the requests' direction (b2a).
+mb_counter() {
+	awk -v k="$1" '$1 == "dir" && $2 == "b2a" { for (i = 3; i < NF; i += 2) if ($i == k) print $(i + 1) }' \
+		"$logdir/mb.log"
+}
+
+# run_case NAME MIDDLEBOX_ARGS...: one write_bw run through the middlebox;
+# prints "NAME MB/s dropped retransmitted engine_retransmits timeouts".
+run_case() {
+	local name=$1 status=0 mbs
+	shift
+	nsenter --net="/var/run/netns/$NETNS_M" "$middlebox" "$VETH_MA" "$VETH_MB" \
+		--max-seconds $((duration + 60)) "$@" >"$logdir/mb.log" 2>&1 &
+	mb_pid=$!
+	for _ in $(seq 50); do
+		grep -q '^middlebox: forwarding' "$logdir/mb.log" && break
+		sleep 0.1
+	done
+	netns_exec "$NETNS_A" timeout $((duration + 60)) "$perf" write_bw -d "$VETH_A" -m 1024 \
+		>"$logdir/server.log" 2>&1 &
+	server_pid=$!
+	netns_wait_tcp_listen "$NETNS_A" 18515 || true
+	netns_exec "$NETNS_B" timeout $((duration + 50)) "$perf" write_bw -d "$VETH_B" -m 1024 \
+		-s 65536 -D "$duration" "$ADDR_A" >"$logdir/client.log" 2>&1 || status=$?
+	wait "$server_pid" || status=$?
+	server_pid=""
+	kill -TERM "$mb_pid"
+	wait "$mb_pid" || true
+	mb_pid=""
+	if [ "$status" -ne 0 ]; then
+		echo "loss: $name: write_bw failed" >&2
+		cat "$logdir/server.log" "$logdir/client.log" >&2
+		return 1
+	fi
+	# perftest's result line: bytes, iterations, peak, average MB/s, Mpps.
+	mbs=$(awk '$1 == 65536 && NF >= 5 { print $4 }' "$logdir/client.log" | tail -1)
+	# The counters are the last engine's, the client's of this run.
+	echo "$name ${mbs:-0} $(mb_counter requests_dropped) $(mb_counter retransmits)" \
+		"$(engine_counter engine_retransmits) $(engine_counter engine_timeouts)"
+}
+
+results=()
+results+=("$(run_case clean)")
+for pct in 0.5 1 2 5; do
+	results+=("$(run_case "${pct}%" --loss "$pct" --seed 7)")
+done
+for pct in 1 2; do
+	results+=("$(run_case "${pct}%-burst8" --loss "$pct" --burst 8 --seed 7)")
+done
+
+clean=$(awk '{ print $2 }' <<<"${results[0]}")
+echo
+printf '%-12s %10s %6s %10s %10s %9s %10s %9s\n' case MB/s kept lost retrans 'retx/lost' \
+	rtx_events timeouts
+for row in "${results[@]}"; do
+	awk -v c="$clean" '{
+		kept = c > 0 ? $2 / c : 0
+		ratio = $3 > 0 ? sprintf("%.2f", $4 / $3) : "-"
+		printf "%-12s %10.1f %6.2f %10d %10d %9s %10d %9d\n", $1, $2, kept, $3, $4, ratio, $5, $6
+	}' <<<"$row"
+done
