@@ -8,7 +8,10 @@
 # dropped, the requests retransmitted (as the middlebox saw them: a PSN not
 # beyond the highest sent) per request lost, and the requester engine's
 # retransmission episodes (each rewind or early ask: engine_retransmits) and
-# local ACK timer expiries (engine_timeouts), from xroce stats.
+# local ACK timer expiries (engine_timeouts) and tail-loss probes
+# (engine_tail_probes), from xroce stats; and the frames the middlebox's
+# sockets dropped on their own (mb_drops: it fell behind), losses no case
+# asked for.
 # The clean figure is the middlebox's forwarding rate as much as xroce's: the
 # kept share compares like with like. No figure is asserted.
 # LOSS_SECONDS (default 4, at most 10) is the length of each run. Needs root;
@@ -60,9 +63,10 @@ engine_counter() {
 	netns_exec "$NETNS_B" "$(netns_xroce)" stats "$VETH_B" | awk -v c="$1" '$1 == c { print $2 }'
 }
 
-# mb_counter KEY: the middlebox's counter KEY of the requests' direction (b2a).
+# mb_counter KEY [DIR]: the middlebox's counter KEY of direction DIR (default
+# b2a, the requests').
 mb_counter() {
-	awk -v k="$1" '$1 == "dir" && $2 == "b2a" { for (i = 3; i < NF; i += 2) if ($i == k) print $(i + 1) }' \
+	awk -v k="$1" -v d="${2:-b2a}" '$1 == "dir" && $2 == d { for (i = 3; i < NF; i += 2) if ($i == k) print $(i + 1) }' \
 		"$logdir/mb.log"
 }
 
@@ -98,7 +102,9 @@ run_case() {
 	mbs=$(awk '$1 == 65536 && NF >= 5 { print $4 }' "$logdir/client.log" | tail -1)
 	# The counters are the last engine's, the client's of this run.
 	echo "$name ${mbs:-0} $(mb_counter requests_dropped) $(mb_counter retransmits)" \
-		"$(engine_counter engine_retransmits) $(engine_counter engine_timeouts)"
+		"$(engine_counter engine_retransmits) $(engine_counter engine_timeouts)" \
+		"$(engine_counter engine_tail_probes)" \
+		"$(($(mb_counter socket_drops) + $(mb_counter socket_drops a2b)))"
 }
 
 results=()
@@ -112,12 +118,12 @@ done
 
 clean=$(awk '{ print $2 }' <<<"${results[0]}")
 echo
-printf '%-12s %10s %6s %10s %10s %9s %10s %9s\n' case MB/s kept lost retrans 'retx/lost' \
-	rtx_events timeouts
+printf '%-12s %8s %5s %8s %8s %9s %10s %8s %7s %8s\n' case MB/s kept lost retrans 'retx/lost' \
+	rtx_events timeouts probes mb_drops
 for row in "${results[@]}"; do
 	awk -v c="$clean" '{
 		kept = c > 0 ? $2 / c : 0
 		ratio = $3 > 0 ? sprintf("%.2f", $4 / $3) : "-"
-		printf "%-12s %10.1f %6.2f %10d %10d %9s %10d %9d\n", $1, $2, kept, $3, $4, ratio, $5, $6
+		printf "%-12s %8.1f %5.2f %8d %8d %9s %10d %8d %7d %8d\n", $1, $2, kept, $3, $4, ratio, $5, $6, $7, $8
 	}' <<<"$row"
 done

@@ -78,6 +78,7 @@ struct xr_qp_counters {
 	__u64 rem_access_naks_rx;
 	__u64 rem_op_naks_tx;
 	__u64 rem_op_naks_rx;
+	__u64 tail_probes; /* first unacknowledged packets sent again as probes */
 };
 
 /*
@@ -302,6 +303,11 @@ struct xr_engine_stats {
 	__u64 cm_retries;
 	__u64 cm_timeouts;
 	__u64 cm_listens;
+	/*
+	 * requester: the first unacknowledged packet sent again, asking for an
+	 * ACK, after about two round trips without one (a tail-loss probe)
+	 */
+	__u64 tail_probes;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

@@ -11,7 +11,12 @@
 #      the CAS are each retransmitted, return their original values, and apply
 #      once.
 #   3. idle: with a 4.3 s ACK timeout, operations between idle engines
-#      complete in under 0.5 s.
+#      complete in under 0.5 s; anything sent again was a tail-loss probe
+#      (two packets each at most), never the ACK timer's retransmission;
+#   4. tail loss: the same, with the middlebox dropping the last WRITE (its
+#      only packet, followed by nothing that could earn a NAK): it still
+#      completes in under 0.5 s, recovered by a tail-loss probe, with no
+#      ACK timer expiry.
 # With --bench it only measures WRITE bandwidth at 0%, 1% and 5% loss.
 # Needs root. Env: BUILD (build dir, default build), OPS (default 20000),
 # SEED (default: random, printed); XROCE_XDP_FAST_PATH=0 (read by libxroce)
@@ -85,12 +90,30 @@ server_qpn=$(client_qpn 0 peer)
 	fail "atomic-ack: $(mb_qp b2a "$(client_qpn 0 local)" atomic_acks) atomic ACKs sent, expected 4 (2 dropped, 2 replayed)"
 echo "ok   atomic-ack: two atomic ACKs lost; each retransmitted atomic returned its original value and applied once"
 
+# client_engine COUNTER: COUNTER of the client's engine (the last one on A's
+# device; its counters stay after it exits).
+client_engine() {
+	e2e_stat "$NETNS_A" "$VETH_A" "$1"
+}
+
 # 3. Nothing waits for a 4.3 s timer.
 mb_start --seed "$seed"
 reliability_case idle --case idle
 mb_stop
-[ "$(mb_dir a2b retransmits)" = 0 ] || fail "idle: $(mb_dir a2b retransmits) retransmissions on a clean path"
-echo "ok   idle: every operation between idle engines completed in under 0.5 s"
+probes=$(client_engine engine_tail_probes)
+[ "$(mb_dir a2b retransmits)" -le $((2 * probes)) ] ||
+	fail "idle: $(mb_dir a2b retransmits) retransmissions on a clean path, only $probes tail-loss probes"
+[ "$(client_engine engine_timeouts)" = 0 ] || fail "idle: the ACK timer expired on a clean path"
+echo "ok   idle: every operation between idle engines completed in under 0.5 s ($probes probes)"
+
+# 4. The last packet of a burst lost, and nothing after it to earn a NAK.
+mb_start --seed "$seed" --a2b-drop-write 2
+reliability_case idle-tail-loss --case idle
+mb_stop
+[ "$(mb_dir a2b writes_dropped)" = 1 ] || fail "tail loss: the middlebox dropped no WRITE"
+[ "$(client_engine engine_tail_probes)" -ge 1 ] || fail "tail loss: no tail-loss probe"
+[ "$(client_engine engine_timeouts)" = 0 ] || fail "tail loss: the ACK timer expired"
+echo "ok   tail loss: the last WRITE lost and recovered in under 0.5 s by $(client_engine engine_tail_probes) probe(s), no ACK timer expiry"
 
 for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 	echo "--- xroce stats ${end#*:}:"

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Loss recovery of the requester, frame by frame in virtual time: the
- * round-trip estimate (samples from ACK timing, Karn's rule).
+ * round-trip estimate (samples from ACK timing, Karn's rule) and tail-loss
+ * probes (recovery without the ACK timer when the end of a burst, a
+ * retransmission or an ACK is lost).
  */
 #include "core_harness.h"
 
@@ -66,7 +68,7 @@ static void test_rtt_samples(void)
 	      "after 400 us: srtt %" PRIu64 " rttvar %" PRIu64, qp->srtt_ns, qp->rttvar_ns);
 
 	/*
-	 * Karn: a WRITE lost and sent again after the ACK timer gives no
+	 * Karn: a WRITE lost and sent again (by a tail-loss probe) gives no
 	 * sample, however long it took.
 	 */
 	xr_mem_link_set_impair(&p.link, 0, &(struct xr_mem_impair){.loss = 1});
@@ -75,8 +77,9 @@ static void test_rtt_samples(void)
 	xr_mem_link_set_impair(&p.link, 0, NULL);
 	CHECK(h_run(&p, p.now + 10000 * MS, NULL, NULL) == H_QUIET, "the retransmission recovers");
 	h_expect_wc(p.side[0].scq, "third WRITE", 3, XR_WC_SUCCESS, XR_WC_RDMA_WRITE);
-	CHECK(qp->cnt.timeouts == 1, "one ACK timer expiry, got %llu",
-	      (unsigned long long)qp->cnt.timeouts);
+	CHECK(qp->cnt.tail_probes == 1 && qp->cnt.timeouts == 0,
+	      "one probe and no ACK timer expiry, got %llu and %llu",
+	      (unsigned long long)qp->cnt.tail_probes, (unsigned long long)qp->cnt.timeouts);
 	CHECK(qp->srtt_ns == 225 * US && qp->rttvar_ns == 125 * US,
 	      "a retransmitted packet gave a sample: srtt %" PRIu64 " rttvar %" PRIu64, qp->srtt_ns,
 	      qp->rttvar_ns);
@@ -91,8 +94,152 @@ static void test_rtt_samples(void)
 	h_pair_destroy(&p);
 }
 
+/*
+ * A pair whose requester (side 0) has a round-trip estimate: one WRITE
+ * went and was acknowledged first. The ACK timeout is 67 ms (14).
+ */
+struct probe_case {
+	struct h_pair p;
+	struct h_buf *src, *dst;
+	struct xr_qp_impl *qp;
+};
+
+static void probe_setup(struct probe_case *c, uint64_t seed)
+{
+	struct h_qp_opts o = h_default_opts();
+
+	h_setup(&c->p, seed, 256, &o);
+	c->qp = c->p.side[0].qp;
+	c->src = h_buf(&c->p, 0, 16 * 1024, XR_ACCESS_LOCAL_WRITE, 0);
+	c->dst = h_buf(&c->p, 1, 16 * 1024, H_REMOTE_ALL, 0);
+	h_fill(c->src->base, c->src->len, 7);
+	c->p.now = 10 * MS;
+	CHECK(send_write(&c->p, c->src, c->dst, 100), "the first WRITE went out");
+	/* One microsecond each way, as h_run's steps deliver. */
+	arrive(&c->p, 1, 1 * US);
+	arrive(&c->p, 0, 1 * US);
+	h_expect_wc(c->p.side[0].scq, "first WRITE", 100, XR_WC_SUCCESS, XR_WC_RDMA_WRITE);
+	CHECK(c->qp->srtt_ns == 2 * US, "srtt %" PRIu64 " after one 2 us round trip",
+	      c->qp->srtt_ns);
+}
+
+/* Posts a WRITE of npkts full packets (1 KiB each) from the start of src; side 0 sends it. */
+static void post_write(struct probe_case *c, uint64_t wr_id, uint32_t npkts)
+{
+	struct xr_sge sge = h_sge(c->src, 0, npkts * 1024);
+	struct xr_send_wr wr = {
+	    .wr_id = wr_id,
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = XR_WR_RDMA_WRITE,
+	    .send_flags = XR_SEND_SIGNALED,
+	    .wr.rdma = {.remote_addr = (uintptr_t)c->dst->base, .rkey = c->dst->mr->rkey}};
+	struct xr_send_wr *bad = NULL;
+
+	memset(c->dst->base, 0, c->dst->len);
+	CHECK(xr_core_post_send(c->qp, &wr, &bad) == 0, "post WRITE %" PRIu64, wr_id);
+	xr_core_progress(c->p.side[0].core, c->p.now);
+	CHECK(xr_mem_link_queued(&c->p.link, 1) == npkts, "%u packets sent, %u queued", npkts,
+	      xr_mem_link_queued(&c->p.link, 1));
+}
+
+/*
+ * Runs the pair until quiet; the WRITE must have completed well before the
+ * ACK timer could fire, by probes alone, with every byte in place, and the
+ * requester have sent exactly frames frames in all: nothing needless again.
+ */
+static void probe_finish(struct probe_case *c, uint64_t wr_id, uint32_t npkts, uint64_t probes,
+			 uint64_t frames)
+{
+	uint64_t posted = c->p.now;
+	struct xr_wc wc = {0};
+
+	while (c->p.now - posted < 60 * MS && !h_poll(c->p.side[0].scq, &wc, 1))
+		h_run(&c->p, c->p.now + 10 * US, NULL, NULL);
+	CHECK(wc.wr_id == wr_id && wc.status == XR_WC_SUCCESS, "WRITE %" PRIu64 ": %s", wc.wr_id,
+	      xr_wc_status_str(wc.status));
+	CHECK(c->p.now - posted < 2 * MS, "completed %llu us after the loss",
+	      (unsigned long long)((c->p.now - posted) / US));
+	CHECK(c->qp->cnt.timeouts == 0, "%llu ACK timer expiries",
+	      (unsigned long long)c->qp->cnt.timeouts);
+	CHECK(c->qp->cnt.tail_probes == probes, "%llu probes, expected %" PRIu64,
+	      (unsigned long long)c->qp->cnt.tail_probes, probes);
+	CHECK(h_first_mismatch(c->dst->base, npkts * 1024, 7) == -1, "the data landed whole");
+	CHECK(h_settle(&c->p) == H_QUIET, "nothing more goes");
+	h_expect_no_wc(c->p.side[0].scq, "no further completion");
+	CHECK(xr_mem_link_counters(&c->p.link, 0)->submitted == frames,
+	      "the requester sent %llu frames, expected %" PRIu64,
+	      (unsigned long long)xr_mem_link_counters(&c->p.link, 0)->submitted, frames);
+	h_pair_destroy(&c->p);
+}
+
+/* The last packet of a burst is lost: nothing follows it, so no NAK can come. */
+static void test_probe_tail_lost(void)
+{
+	struct probe_case c;
+
+	probe_setup(&c, 22);
+	post_write(&c, 1, 4);
+	c.p.now += 10 * US;
+	xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 3);
+	CHECK(xr_mem_link_discard(&c.p.link, 1, 1) == 1, "the last packet is lost");
+	xr_core_progress(c.p.side[1].core, c.p.now);
+	/* The first WRITE, these 4, the probe: packet 1 (a duplicate) and 4 (in sequence now). */
+	probe_finish(&c, 1, 4, 1, 7);
+}
+
+/*
+ * A packet is lost, the responder NAKs the gap, and the retransmission is
+ * lost too: a go-back-N responder has sent its one NAK and stays silent.
+ */
+static void test_probe_retransmission_lost(void)
+{
+	struct probe_case c;
+
+	probe_setup(&c, 23);
+	post_write(&c, 1, 8);
+	c.p.now += 10 * US;
+	xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 2);
+	xr_mem_link_discard(&c.p.link, 1, 1);
+	xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 5);
+	xr_core_progress(c.p.side[1].core, c.p.now);
+	/* The NAK of the third packet comes back: the requester goes back to it. */
+	arrive(&c.p, 0, 10 * US);
+	CHECK(c.qp->cnt.seq_naks_rx == 1, "one NAK");
+	CHECK(xr_mem_link_queued(&c.p.link, 1) == 6, "6 packets sent again, %u queued",
+	      xr_mem_link_queued(&c.p.link, 1));
+	c.p.now += 10 * US;
+	CHECK(xr_mem_link_discard(&c.p.link, 1, 1) == 1, "the retransmission is lost");
+	xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 5);
+	xr_core_progress(c.p.side[1].core, c.p.now);
+	CHECK(xr_mem_link_queued(&c.p.link, 0) == 0, "the responder stays silent");
+	/*
+	 * The first WRITE, these 8, 3-8 again, the probe: 3 (taken now) and 8
+	 * (out of sequence: the NAK of 4), then 4-8 again.
+	 */
+	probe_finish(&c, 1, 8, 1, 22);
+}
+
+/* Everything arrived; only the ACK is lost. */
+static void test_probe_ack_lost(void)
+{
+	struct probe_case c;
+
+	probe_setup(&c, 24);
+	post_write(&c, 1, 4);
+	arrive(&c.p, 1, 10 * US);
+	c.p.now += 10 * US;
+	CHECK(xr_mem_link_discard(&c.p.link, 0, 1) == 1, "the ACK is lost");
+	/* The first WRITE, these 4, the probe: packets 1 and 4, both duplicates. */
+	probe_finish(&c, 1, 4, 1, 7);
+}
+
 int main(void)
 {
 	h_group("recovery: round-trip estimate from ACK timing, Karn's rule", test_rtt_samples);
+	h_group("recovery: probe after the last packets of a burst are lost", test_probe_tail_lost);
+	h_group("recovery: probe after a retransmission is lost (no second NAK)",
+		test_probe_retransmission_lost);
+	h_group("recovery: probe after an ACK is lost", test_probe_ack_lost);
 	return h_exit_status();
 }

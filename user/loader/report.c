@@ -112,6 +112,7 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(cm_retries),
     ENGINE_COUNTER(cm_timeouts),
     ENGINE_COUNTER(cm_listens),
+    ENGINE_COUNTER(tail_probes),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)
@@ -120,7 +121,7 @@ static const struct counter qp_counters[] = {
     QP_COUNTER(seq_naks_tx),	 QP_COUNTER(rnr_naks_tx),	 QP_COUNTER(rnr_naks_rx),
     QP_COUNTER(dup_requests),	 QP_COUNTER(seq_naks_rx),	 QP_COUNTER(inv_req_naks_tx),
     QP_COUNTER(inv_req_naks_rx), QP_COUNTER(rem_access_naks_tx), QP_COUNTER(rem_access_naks_rx),
-    QP_COUNTER(rem_op_naks_tx),	 QP_COUNTER(rem_op_naks_rx),
+    QP_COUNTER(rem_op_naks_tx),	 QP_COUNTER(rem_op_naks_rx),	 QP_COUNTER(tail_probes),
 };
 
 _Static_assert(COUNT_OF(xdp_counters) == sizeof(struct xr_xdp_stats) / sizeof(__u64),

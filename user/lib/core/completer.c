@@ -102,6 +102,61 @@ static void cwnd_on_loss(struct xr_qp_impl *qp, bool timeout)
 	qp->recover_psn = xr_psn_add(qp->snd_psn, XR_PSN_MASK);
 }
 
+/*
+ * How long the requester waits without an ACK before it probes: about two
+ * round trips, doubled for every probe that went unanswered. 0: no probe
+ * (no estimate yet, or the wait would reach the ACK timer, whose expiry
+ * retransmits anyway).
+ */
+static uint64_t probe_wait(const struct xr_qp_impl *qp)
+{
+	uint64_t wait = 2 * qp->srtt_ns + 2 * qp->rttvar_ns;
+
+	if (!qp->srtt_ns || qp->probe_backoff > XR_PROBE_MAX_BACKOFF)
+		return 0;
+	if (wait < XR_PROBE_MIN_NS)
+		wait = XR_PROBE_MIN_NS;
+	wait <<= qp->probe_backoff;
+	return wait < xr_qp_ack_timeout_ns(qp) / 2 ? wait : 0;
+}
+
+void xr_completer_arm_probe(struct xr_qp_impl *qp, uint64_t now)
+{
+	uint64_t wait = probe_wait(qp);
+
+	qp->probe_deadline = wait && outstanding(qp) ? now + wait : 0;
+}
+
+/*
+ * A tail-loss probe: no ACK came for about two round trips, so the last
+ * packets sent, or their ACKs, were probably lost, or a retransmission
+ * was. Two packets go again, asking for an ACK: the first unacknowledged
+ * one and the last one sent. Whatever the responder lacks, its answers
+ * drive recovery as they do anywhere, and no ACK has to be guessed at:
+ * - only ACKs were lost: both are duplicates, answered with an ACK of all;
+ * - the last packets were lost: the last one sent is out of sequence and
+ *   earns the NAK that nothing after the gap could;
+ * - a retransmission, or the NAK of a gap, was lost: a go-back-N
+ *   responder that sent its one NAK for the gap stays silent on anything
+ *   out of sequence, but the first unacknowledged packet is in sequence
+ *   (it takes it and ACKs), which opens the gap's NAK again for the last.
+ * The ACK timer and retry_cnt are left alone: only their expiry counts.
+ */
+static void send_probe(struct xr_qp_impl *qp, uint64_t now)
+{
+	uint32_t first = xr_psn_add(qp->acked_psn, 1);
+	uint32_t last = xr_psn_add(qp->tx_new_psn, XR_PSN_MASK);
+
+	if (!xr_requester_probe(qp, first) ||
+	    (last != first && xr_psn_diff(last, first) > 0 && !xr_requester_probe(qp, last))) {
+		qp->probe_deadline = now + XR_PROBE_MIN_NS; /* no buffer: soon again */
+		return;
+	}
+	qp->cnt.tail_probes++, qp->core->stats.tail_probes++;
+	qp->probe_backoff++;
+	xr_completer_arm_probe(qp, now);
+}
+
 /* After the acknowledged PSN advanced: retire, reset budgets, re-arm the timer. */
 static void on_progress(struct xr_qp_impl *qp, uint64_t now)
 {
@@ -118,6 +173,8 @@ static void on_progress(struct xr_qp_impl *qp, uint64_t now)
 	if (xr_psn_diff(qp->tx_psn, qp->acked_psn) <= 0)
 		xr_requester_rewind(qp, xr_psn_add(qp->acked_psn, 1));
 	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
+	qp->probe_backoff = 0;
+	xr_completer_arm_probe(qp, now);
 }
 
 /*
@@ -362,7 +419,7 @@ static void rnr_nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t timer, uint64_t
 	}
 	xr_requester_rewind(qp, psn);
 	qp->rnr_deadline = now + (uint64_t)xr_rnr_timer_us[timer] * 1000;
-	qp->retry_deadline = 0;
+	qp->retry_deadline = qp->probe_deadline = 0;
 }
 
 static void nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t code, uint64_t now)
@@ -437,5 +494,12 @@ uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now)
 	}
 	if (qp->rnr_deadline)
 		return qp->rnr_deadline;
+	if (qp->probe_deadline && now >= qp->probe_deadline) {
+		qp->probe_deadline = 0;
+		if (outstanding(qp))
+			send_probe(qp, now);
+	}
+	if (qp->probe_deadline && qp->probe_deadline < qp->retry_deadline)
+		return qp->probe_deadline;
 	return qp->retry_deadline;
 }

@@ -430,14 +430,16 @@ void xr_core_qp_forget(struct xr_qp_impl *qp)
 	count_in_flight(qp, 0);
 }
 
-/* The earlier of qp's retransmit and RNR deadlines (0: neither runs). */
+static uint64_t earlier_deadline(uint64_t a, uint64_t b)
+{
+	return !a || (b && b < a) ? b : a;
+}
+
+/* The earliest of qp's retransmit, probe and RNR deadlines (0: none runs). */
 static uint64_t qp_deadline(const struct xr_qp_impl *qp)
 {
-	uint64_t a = qp->retry_deadline, b = qp->rnr_deadline;
-
-	if (!a || (b && b < a))
-		return b;
-	return a;
+	return earlier_deadline(earlier_deadline(qp->retry_deadline, qp->probe_deadline),
+				qp->rnr_deadline);
 }
 
 static bool recv_held(const struct xr_qp_impl *qp)

@@ -430,6 +430,9 @@ struct xr_qp_impl {
 	uint32_t cwnd_acc;	 /* PSNs acknowledged toward the next additive increase */
 	uint32_t recover_psn;	 /* no further decrease until this PSN is acknowledged */
 	bool in_recovery;
+	/* tail-loss probes (completer.c) */
+	uint64_t probe_deadline; /* 0: none armed */
+	uint8_t probe_backoff;	 /* probes sent since the last progress */
 
 	/* responder */
 	uint32_t epsn; /* next expected PSN */
@@ -775,9 +778,24 @@ static inline struct xr_rwqe *xr_rq_at(struct xr_qp_impl *qp, uint32_t idx)
 	return &qp->rq[idx & (qp->rq_size - 1)];
 }
 
+/*
+ * The smallest wait before a tail-loss probe (twice the smoothed round
+ * trip plus twice its deviation, at least this): the engine's own rounds
+ * and wake-ups take tens of microseconds, which must not read as loss.
+ */
+#define XR_PROBE_MIN_NS 100000ull
+/* Probes sent again without an answer, at most, each after twice the wait. */
+#define XR_PROBE_MAX_BACKOFF 6
+
 /* ---- requester.c ---- */
 /* Sends what the window allows, at most budget frames; returns the number sent. */
 int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget);
+/*
+ * Sends the packet at psn (sent before, not yet acknowledged) again with
+ * AckReq set, leaving the transmit position alone; a READ or atomic's:
+ * its request for the responses from psn. false: no transmit buffer.
+ */
+bool xr_requester_probe(struct xr_qp_impl *qp, uint32_t psn);
 /*
  * Sends again only the request of READ/atomic w for its response PSN psn
  * (a READ asks for the rest from there), leaving the transmit position alone.
@@ -799,8 +817,10 @@ void xr_rtt_acked(struct xr_qp_impl *qp, uint64_t now);
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
 /* An acknowledgement of everything up to psn that did not come as a frame. */
 void xr_completer_ack(struct xr_qp_impl *qp, uint32_t psn, uint64_t now);
-/* Fires the retransmit and RNR timers; returns the next deadline (0 = none). */
+/* Fires the retransmit, probe and RNR timers; returns the next deadline (0 = none). */
 uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now);
+/* A request packet went out at now: the tail-loss probe waits from then. */
+void xr_completer_arm_probe(struct xr_qp_impl *qp, uint64_t now);
 
 /* ---- atomics.c ---- */
 /* Executes the atomic request pkt on target; returns the original value. */

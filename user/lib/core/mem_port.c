@@ -223,6 +223,23 @@ uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core 
 	return n;
 }
 
+uint32_t xr_mem_link_discard(struct xr_mem_link *link, int side, uint32_t max)
+{
+	struct xr_mem_dir *d = &link->dir[1 - side];
+	uint32_t n = 0;
+
+	while (n < max && d->qcount) {
+		uint32_t slot = d->queue[d->qhead];
+
+		d->qhead = (d->qhead + 1) % link->depth;
+		d->qcount--;
+		d->counters.dropped++;
+		release_slot(d, slot);
+		n++;
+	}
+	return n;
+}
+
 uint32_t xr_mem_link_queued(const struct xr_mem_link *link, int side)
 {
 	return link->dir[1 - side].qcount;

@@ -80,6 +80,8 @@ void xr_mem_link_port(struct xr_mem_link *link, int side, struct xr_core_port *p
 /* Feeds up to max frames queued toward side to core; returns how many. */
 uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core *core, uint64_t now,
 			     uint32_t max);
+/* Loses up to max frames queued toward side, the oldest first; returns how many. */
+uint32_t xr_mem_link_discard(struct xr_mem_link *link, int side, uint32_t max);
 /* Frames waiting to be delivered to side. */
 uint32_t xr_mem_link_queued(const struct xr_mem_link *link, int side);
 /* Counters of the frames sent by side. */

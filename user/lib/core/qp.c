@@ -334,7 +334,8 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->comm_established = false;
 	qp->recv_error = XR_WC_SUCCESS;
 	qp->tx_idx = qp->tx_pkt = 0;
-	qp->retry_deadline = qp->rnr_deadline = 0;
+	qp->retry_deadline = qp->rnr_deadline = qp->probe_deadline = 0;
+	qp->probe_backoff = 0;
 	qp->msn = 0;
 	qp->nak_sent = false;
 	qp->ack_pending = false;
@@ -613,7 +614,8 @@ void xr_qp_flush(struct xr_qp_impl *qp)
 	}
 	qp->recv_active = false;
 	qp->write_active = false;
-	qp->retry_deadline = qp->rnr_deadline = 0;
+	qp->retry_deadline = qp->rnr_deadline = qp->probe_deadline = 0;
+	qp->probe_backoff = 0;
 }
 
 /*

@@ -72,8 +72,10 @@ static bool ack_due(const struct xr_qp_impl *qp, uint32_t psn, bool last)
 /*
  * Sends packet pkt of w; for a READ, the request for packets pkt.. of the
  * response. now: when, for the round-trip estimate (0: not to be timed).
+ * probe: asks for an ACK whatever its place.
  */
-static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt, uint64_t now)
+static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt, uint64_t now,
+			bool probe)
 {
 	uint32_t off = pkt * qp->mtu;
 	bool is_read = xr_wr(w->opcode)->flags & XR_WRF_READ;
@@ -84,7 +86,7 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt, 
 	    /* UC's opcodes are RC's in the UC transport's range; nothing acknowledges them. */
 	    .opcode = (uint8_t)(request_opcode(w, pkt) | (uc ? XR_TRANSPORT_UC : 0)),
 	    .se = last && (w->send_flags & XR_SEND_SOLICITED),
-	    .ackreq = !uc && ack_due(qp, xr_psn_add(w->first_psn, pkt), last),
+	    .ackreq = !uc && (probe || ack_due(qp, xr_psn_add(w->first_psn, pkt), last)),
 	    .dqpn = qp->dest_qpn,
 	    .psn = xr_psn_add(w->first_psn, pkt),
 	};
@@ -238,11 +240,12 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 			xr_qp_to_error(qp);
 			return sent;
 		}
-		if (!send_packet(qp, w, qp->tx_pkt, now))
+		if (!send_packet(qp, w, qp->tx_pkt, now, false))
 			break;
 		sent++;
 		if (!qp->retry_deadline)
 			qp->retry_deadline = now + xr_qp_ack_timeout_ns(qp);
+		xr_completer_arm_probe(qp, now);
 		if (is_read_wqe(w)) {
 			/* One request covers every response PSN left in the READ. */
 			qp->tx_psn = xr_psn_add(w->last_psn, 1);
@@ -261,8 +264,27 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 
 void xr_requester_resend_read_atomic(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn)
 {
-	if (send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn), 0))
+	if (send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn), 0, false))
 		qp->cnt.retransmits++, qp->core->stats.retransmits++;
+}
+
+bool xr_requester_probe(struct xr_qp_impl *qp, uint32_t psn)
+{
+	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
+		struct xr_swqe *w = xr_sq_at(qp, i);
+
+		if (w->state == XR_SWQE_DONE)
+			continue;
+		if (!w->psn_assigned)
+			break;
+		if (xr_psn_diff(psn, w->first_psn) < 0 || xr_psn_diff(psn, w->last_psn) > 0)
+			continue;
+		/* Its gather list is read again: the MR may have gone meanwhile. */
+		if (xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) != XR_WC_SUCCESS)
+			return false;
+		return send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn), 0, true);
+	}
+	return false;
 }
 
 void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
@@ -312,7 +334,7 @@ int xr_uc_run(struct xr_qp_impl *qp, int budget)
 			xr_qp_to_error(qp);
 			return sent;
 		}
-		if (!send_packet(qp, w, qp->tx_pkt, 0))
+		if (!send_packet(qp, w, qp->tx_pkt, 0, false))
 			break; /* no transmit buffer now: the next round goes on from here */
 		sent++;
 		if (++qp->tx_pkt == w->npkts) {
