@@ -10,10 +10,14 @@
 #define MS 1000000ull
 #define US 1000ull
 
-/* Sends one 1-packet WRITE from side 0 at now; true when it went out. */
-static bool send_write(struct h_pair *p, struct h_buf *src, struct h_buf *dst, uint64_t wr_id)
+/*
+ * Posts a WRITE of len bytes from the start of src to the start of dst on
+ * side 0, which sends it at now; returns the frames queued toward side 1.
+ */
+static uint32_t post_write_len(struct h_pair *p, struct h_buf *src, struct h_buf *dst,
+			       uint64_t wr_id, uint32_t len)
 {
-	struct xr_sge sge = h_sge(src, 0, 512);
+	struct xr_sge sge = h_sge(src, 0, len);
 	struct xr_send_wr wr = {
 	    .wr_id = wr_id,
 	    .sg_list = &sge,
@@ -23,10 +27,15 @@ static bool send_write(struct h_pair *p, struct h_buf *src, struct h_buf *dst, u
 	    .wr.rdma = {.remote_addr = (uintptr_t)dst->base, .rkey = dst->mr->rkey}};
 	struct xr_send_wr *bad = NULL;
 
-	if (xr_core_post_send(p->side[0].qp, &wr, &bad))
-		return false;
+	CHECK(xr_core_post_send(p->side[0].qp, &wr, &bad) == 0, "post WRITE %" PRIu64, wr_id);
 	xr_core_progress(p->side[0].core, p->now);
-	return xr_mem_link_queued(&p->link, 1) == 1;
+	return xr_mem_link_queued(&p->link, 1);
+}
+
+/* Sends one 1-packet WRITE from side 0 at now; true when it went out. */
+static bool send_write(struct h_pair *p, struct h_buf *src, struct h_buf *dst, uint64_t wr_id)
+{
+	return post_write_len(p, src, dst, wr_id, 512) == 1;
 }
 
 /* Time passes by delay; then everything queued toward side arrives and it answers. */
@@ -126,21 +135,11 @@ static void probe_setup(struct probe_case *c, uint64_t seed)
 /* Posts a WRITE of npkts full packets (1 KiB each) from the start of src; side 0 sends it. */
 static void post_write(struct probe_case *c, uint64_t wr_id, uint32_t npkts)
 {
-	struct xr_sge sge = h_sge(c->src, 0, npkts * 1024);
-	struct xr_send_wr wr = {
-	    .wr_id = wr_id,
-	    .sg_list = &sge,
-	    .num_sge = 1,
-	    .opcode = XR_WR_RDMA_WRITE,
-	    .send_flags = XR_SEND_SIGNALED,
-	    .wr.rdma = {.remote_addr = (uintptr_t)c->dst->base, .rkey = c->dst->mr->rkey}};
-	struct xr_send_wr *bad = NULL;
+	uint32_t queued;
 
 	memset(c->dst->base, 0, c->dst->len);
-	CHECK(xr_core_post_send(c->qp, &wr, &bad) == 0, "post WRITE %" PRIu64, wr_id);
-	xr_core_progress(c->p.side[0].core, c->p.now);
-	CHECK(xr_mem_link_queued(&c->p.link, 1) == npkts, "%u packets sent, %u queued", npkts,
-	      xr_mem_link_queued(&c->p.link, 1));
+	queued = post_write_len(&c->p, c->src, c->dst, wr_id, npkts * 1024);
+	CHECK(queued == npkts, "%u packets sent, %u queued", npkts, queued);
 }
 
 /*
@@ -173,6 +172,23 @@ static void probe_finish(struct probe_case *c, uint64_t wr_id, uint32_t npkts, u
 	h_pair_destroy(&c->p);
 }
 
+/*
+ * 10 us pass; of the frames queued toward side, the first pass arrive, the
+ * next lose are lost, and the next rest arrive; then side answers.
+ */
+static void deliver_losing(struct probe_case *c, int side, uint32_t pass, uint32_t lose,
+			   uint32_t rest)
+{
+	struct xr_core *core = c->p.side[side].core;
+
+	c->p.now += 10 * US;
+	CHECK(xr_mem_link_deliver(&c->p.link, side, core, c->p.now, pass) == pass &&
+		  xr_mem_link_discard(&c->p.link, side, lose) == lose &&
+		  xr_mem_link_deliver(&c->p.link, side, core, c->p.now, rest) == rest,
+	      "%u frames to side %d, %u of them lost", pass + lose + rest, side, lose);
+	xr_core_progress(core, c->p.now);
+}
+
 /* The last packet of a burst is lost: nothing follows it, so no NAK can come. */
 static void test_probe_tail_lost(void)
 {
@@ -180,10 +196,7 @@ static void test_probe_tail_lost(void)
 
 	probe_setup(&c, 22);
 	post_write(&c, 1, 4);
-	c.p.now += 10 * US;
-	xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 3);
-	CHECK(xr_mem_link_discard(&c.p.link, 1, 1) == 1, "the last packet is lost");
-	xr_core_progress(c.p.side[1].core, c.p.now);
+	deliver_losing(&c, 1, 3, 1, 0);
 	/* The first WRITE, these 4, the probe: packet 1 (a duplicate) and 4 (in sequence now). */
 	probe_finish(&c, 1, 4, 1, 7);
 }
@@ -198,20 +211,13 @@ static void test_probe_retransmission_lost(void)
 
 	probe_setup(&c, 23);
 	post_write(&c, 1, 8);
-	c.p.now += 10 * US;
-	xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 2);
-	xr_mem_link_discard(&c.p.link, 1, 1);
-	xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 5);
-	xr_core_progress(c.p.side[1].core, c.p.now);
+	deliver_losing(&c, 1, 2, 1, 5);
 	/* The NAK of the third packet comes back: the requester goes back to it. */
 	arrive(&c.p, 0, 10 * US);
 	CHECK(c.qp->cnt.seq_naks_rx == 1, "one NAK");
 	CHECK(xr_mem_link_queued(&c.p.link, 1) == 6, "6 packets sent again, %u queued",
 	      xr_mem_link_queued(&c.p.link, 1));
-	c.p.now += 10 * US;
-	CHECK(xr_mem_link_discard(&c.p.link, 1, 1) == 1, "the retransmission is lost");
-	xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 5);
-	xr_core_progress(c.p.side[1].core, c.p.now);
+	deliver_losing(&c, 1, 0, 1, 5); /* the retransmission of the third is lost */
 	CHECK(xr_mem_link_queued(&c.p.link, 0) == 0, "the responder stays silent");
 	/*
 	 * The first WRITE, these 8, 3-8 again, the probe: 3 (taken now) and 8
@@ -228,8 +234,7 @@ static void test_probe_ack_lost(void)
 	probe_setup(&c, 24);
 	post_write(&c, 1, 4);
 	arrive(&c.p, 1, 10 * US);
-	c.p.now += 10 * US;
-	CHECK(xr_mem_link_discard(&c.p.link, 0, 1) == 1, "the ACK is lost");
+	deliver_losing(&c, 0, 0, 1, 0); /* the ACK */
 	/* The first WRITE, these 4, the probe: packets 1 and 4, both duplicates. */
 	probe_finish(&c, 1, 4, 1, 7);
 }

@@ -203,6 +203,16 @@ void xr_mem_link_port(struct xr_mem_link *link, int side, struct xr_core_port *p
 				      .cq_event = mem_cq_event};
 }
 
+/* The slot of the oldest frame queued in d, taken off the queue (still held). */
+static uint32_t dequeue(struct xr_mem_dir *d)
+{
+	uint32_t slot = d->queue[d->qhead];
+
+	d->qhead = (d->qhead + 1) % d->link->depth;
+	d->qcount--;
+	return slot;
+}
+
 uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core *core, uint64_t now,
 			     uint32_t max)
 {
@@ -210,10 +220,8 @@ uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core 
 	uint32_t n = 0;
 
 	while (n < max && d->qcount) {
-		uint32_t slot = d->queue[d->qhead];
+		uint32_t slot = dequeue(d);
 
-		d->qhead = (d->qhead + 1) % link->depth;
-		d->qcount--;
 		/* The slot is released only after rx: the core reads the frame in place. */
 		xr_core_rx(core, slot_frame(d, slot), d->frame_len[slot], now);
 		d->counters.delivered++;
@@ -229,12 +237,8 @@ uint32_t xr_mem_link_discard(struct xr_mem_link *link, int side, uint32_t max)
 	uint32_t n = 0;
 
 	while (n < max && d->qcount) {
-		uint32_t slot = d->queue[d->qhead];
-
-		d->qhead = (d->qhead + 1) % link->depth;
-		d->qcount--;
+		release_slot(d, dequeue(d));
 		d->counters.dropped++;
-		release_slot(d, slot);
 		n++;
 	}
 	return n;

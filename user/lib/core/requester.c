@@ -268,26 +268,8 @@ void xr_requester_resend_read_atomic(struct xr_qp_impl *qp, struct xr_swqe *w, u
 		qp->cnt.retransmits++, qp->core->stats.retransmits++;
 }
 
-bool xr_requester_probe(struct xr_qp_impl *qp, uint32_t psn)
-{
-	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
-		struct xr_swqe *w = xr_sq_at(qp, i);
-
-		if (w->state == XR_SWQE_DONE)
-			continue;
-		if (!w->psn_assigned)
-			break;
-		if (xr_psn_diff(psn, w->first_psn) < 0 || xr_psn_diff(psn, w->last_psn) > 0)
-			continue;
-		/* Its gather list is read again: the MR may have gone meanwhile. */
-		if (xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) != XR_WC_SUCCESS)
-			return false;
-		return send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn), 0, true);
-	}
-	return false;
-}
-
-void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
+/* The started WQE whose PSNs hold psn, and its place in the send queue; NULL if none. */
+static struct xr_swqe *wqe_holding(struct xr_qp_impl *qp, uint32_t psn, uint32_t *idx)
 {
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct xr_swqe *w = xr_sq_at(qp, i);
@@ -298,13 +280,35 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
 		if (!w->psn_assigned)
 			break;
 		if (xr_psn_diff(psn, w->first_psn) >= 0 && xr_psn_diff(psn, w->last_psn) <= 0) {
-			qp->tx_idx = i;
-			qp->tx_pkt = xr_psn_diff(psn, w->first_psn);
-			qp->tx_psn = psn;
-			qp->cnt.retransmits++, qp->core->stats.retransmits++;
-			return;
+			*idx = i;
+			return w;
 		}
 	}
+	return NULL;
+}
+
+bool xr_requester_probe(struct xr_qp_impl *qp, uint32_t psn)
+{
+	uint32_t idx;
+	struct xr_swqe *w = wqe_holding(qp, psn, &idx);
+
+	/* Its gather list is read again: the MR may have gone meanwhile. */
+	if (!w || xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) != XR_WC_SUCCESS)
+		return false;
+	return send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn), 0, true);
+}
+
+void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)
+{
+	uint32_t idx;
+	struct xr_swqe *w = wqe_holding(qp, psn, &idx);
+
+	if (!w)
+		return;
+	qp->tx_idx = idx;
+	qp->tx_pkt = xr_psn_diff(psn, w->first_psn);
+	qp->tx_psn = psn;
+	qp->cnt.retransmits++, qp->core->stats.retransmits++;
 }
 
 int xr_uc_run(struct xr_qp_impl *qp, int budget)
