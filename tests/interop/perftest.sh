@@ -329,6 +329,44 @@ perftest_main() {
 			"send_bw -c UD -g -M $PERF_MCAST_MGID -s 1024" \
 			"send_bw -c UD -g -M $PERF_MCAST_MGID -s 1024" 1024 bw
 	fi
+	perftest_loss
+}
+
+# perftest_loss: loss recovery against a standard peer. xroce-perf is the
+# requester (client) of 64 KiB WRITEs to the guest's ib_write_bw (Soft-RoCE
+# responder, go-back-N), PERF_LOSS_ITERS of them (default 1000), on a clean
+# link and then with 2% of the frames lost each way (netem in the guest).
+# Both runs must complete every WRITE (the result line); a line gives the
+# goodput of each, the share kept, and the requester engine's ACK timer
+# expiries and tail-loss probes in the lossy run. The share is a figure to
+# read, not asserted (it moves with the emulated guest's pace).
+perftest_loss() {
+	local iters=${PERF_LOSS_ITERS:-1000} clean lossy log stats
+	[[ "write_bw 64K 2% loss" =~ ${PERF_RUNS:-.} ]] || return 0
+	log=$PERF_LOGDIR/perftest-write_bw_64K_clean-guest-server.xroce.log
+	PERF_ITERS=$iters perftest_one "write_bw 64K clean" guest-server "write_bw -s 65536" \
+		"write_bw -s 65536" 65536 bw 1 ""
+	clean=$(awk -v n="$iters" '$1 == 65536 && $2 == n { print $4 }' "$log")
+	if ! "$RXE_PEER" impair "$PERF_GUEST" egress 'loss 2%' >/dev/null ||
+		! "$RXE_PEER" impair "$PERF_GUEST" ingress 'loss 2%' >/dev/null; then
+		failed=$((failed + 1))
+		failures+=("write_bw 64K 2% loss: rxe-peer impair")
+		echo "FAIL write_bw 64K 2% loss: rxe-peer impair failed"
+		"$RXE_PEER" impair "$PERF_GUEST" off >/dev/null 2>&1
+		return
+	fi
+	log=$PERF_LOGDIR/perftest-write_bw_64K_2%_loss-guest-server.xroce.log
+	PERF_ITERS=$iters perftest_one "write_bw 64K 2% loss" guest-server "write_bw -s 65536" \
+		"write_bw -s 65536" 65536 bw 1 ""
+	"$RXE_PEER" impair "$PERF_GUEST" show >"$PERF_LOGDIR/loss-impair.txt" 2>&1
+	"$RXE_PEER" impair "$PERF_GUEST" off >/dev/null 2>&1
+	lossy=$(awk -v n="$iters" '$1 == 65536 && $2 == n { print $4 }' "$log")
+	stats=$(perftest_in_host "$(dirname "$PERF_BIN")/xroce" stats "$PERF_HOST_IF")
+	awk -v c="${clean:-0}" -v l="${lossy:-0}" \
+		-v t="$(awk '$1 == "engine_timeouts" { print $2 }' <<<"$stats")" \
+		-v p="$(awk '$1 == "engine_tail_probes" { print $2 }' <<<"$stats")" 'BEGIN {
+		printf "     write_bw 64K, xroce-perf to rxe: %.2f MB/s clean, %.2f MB/s at 2%% loss each way: %.2f kept; ACK timer expiries %s, tail-loss probes %s\n",
+			c, l, (c > 0 ? l / c : 0), t, p }'
 }
 
 # Builds the guest's multicast join helper into rxe-peer's share; counts a
