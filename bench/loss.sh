@@ -38,6 +38,12 @@ for bin in "$perf" "$middlebox"; do
 done
 
 source scripts/netns.sh
+# mb_start, mb_stop, mb_dir: the middlebox as the tests run it.
+source tests/e2e/middlebox.sh
+fail() {
+	echo "loss: $*" >&2
+	exit 1
+}
 logdir=$(mktemp -d /tmp/xroce-loss.XXXXXX)
 mb_pid=""
 server_pid=""
@@ -60,14 +66,7 @@ echo "loss: $NETNS_A ($ADDR_A) <-> $NETNS_M <-> $NETNS_B ($ADDR_B), ${duration} 
 # engine_counter NAME: counter NAME of the last engine on B's device, the
 # requester's (each engine's counters start from 0 and stay after it exits).
 engine_counter() {
-	netns_exec "$NETNS_B" "$(netns_xroce)" stats "$VETH_B" | awk -v c="$1" '$1 == c { print $2 }'
-}
-
-# mb_counter KEY [DIR]: the middlebox's counter KEY of direction DIR (default
-# b2a, the requests').
-mb_counter() {
-	awk -v k="$1" -v d="${2:-b2a}" '$1 == "dir" && $2 == d { for (i = 3; i < NF; i += 2) if ($i == k) print $(i + 1) }' \
-		"$logdir/mb.log"
+	netns_stat "$NETNS_B" "$VETH_B" "$1"
 }
 
 # run_case NAME MIDDLEBOX_ARGS...: one write_bw run through the middlebox;
@@ -75,13 +74,7 @@ mb_counter() {
 run_case() {
 	local name=$1 status=0 mbs
 	shift
-	nsenter --net="/var/run/netns/$NETNS_M" "$middlebox" "$VETH_MA" "$VETH_MB" \
-		--max-seconds $((duration + 60)) "$@" >"$logdir/mb.log" 2>&1 &
-	mb_pid=$!
-	for _ in $(seq 50); do
-		grep -q '^middlebox: forwarding' "$logdir/mb.log" && break
-		sleep 0.1
-	done
+	mb_start --max-seconds $((duration + 60)) "$@"
 	netns_exec "$NETNS_A" timeout $((duration + 60)) "$perf" write_bw -d "$VETH_A" -m 1024 \
 		>"$logdir/server.log" 2>&1 &
 	server_pid=$!
@@ -90,9 +83,7 @@ run_case() {
 		-s 65536 -D "$duration" "$ADDR_A" >"$logdir/client.log" 2>&1 || status=$?
 	wait "$server_pid" || status=$?
 	server_pid=""
-	kill -TERM "$mb_pid"
-	wait "$mb_pid" || true
-	mb_pid=""
+	mb_stop
 	if [ "$status" -ne 0 ]; then
 		echo "loss: $name: write_bw failed" >&2
 		cat "$logdir/server.log" "$logdir/client.log" >&2
@@ -101,10 +92,11 @@ run_case() {
 	# perftest's result line: bytes, iterations, peak, average MB/s, Mpps.
 	mbs=$(awk '$1 == 65536 && NF >= 5 { print $4 }' "$logdir/client.log" | tail -1)
 	# The counters are the last engine's, the client's of this run.
-	echo "$name ${mbs:-0} $(mb_counter requests_dropped) $(mb_counter retransmits)" \
+	# The requests go from B to A (b2a).
+	echo "$name ${mbs:-0} $(mb_dir b2a requests_dropped) $(mb_dir b2a retransmits)" \
 		"$(engine_counter engine_retransmits) $(engine_counter engine_timeouts)" \
 		"$(engine_counter engine_tail_probes)" \
-		"$(($(mb_counter socket_drops) + $(mb_counter socket_drops a2b)))"
+		"$(($(mb_dir b2a socket_drops) + $(mb_dir a2b socket_drops)))"
 }
 
 results=()

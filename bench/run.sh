@@ -159,7 +159,7 @@ wait_for() {
 
 # engine_stat NS DEV NAME: one engine counter (engine_NAME) of DEV's xroce stats in NS.
 engine_stat() {
-	netns_exec "$1" "$BUILD/xroce" stats "$2" | awk -v c="engine_$3" '$1 == c { print $2 }'
+	netns_stat "$1" "$2" "engine_$3"
 }
 
 # cm_listening: A's engine has begun an RDMA CM listen.

@@ -37,6 +37,7 @@
 #                          with NETNS_PAIR_STATUS "server exit N, client exit M".
 #                          The server's PID is in NETNS_SERVER_PID while it runs
 #                          (netns_cleanup stops it).
+# netns_stat NS DEV NAME    prints counter NAME of `xroce stats DEV` in NS.
 # netns_check_stats NS:DEV... prints `xroce stats` of each end and returns 1,
 #                          saying why, unless no frame was dropped as malformed
 #                          and frames were redirected to AF_XDP on each.
@@ -166,6 +167,10 @@ netns_run_pair() {
 	done
 	NETNS_PAIR_STATUS="server exit $server_status, client exit $client_status"
 	[ "$server_status" -eq 0 ] && [ "$client_status" -eq 0 ]
+}
+
+netns_stat() {
+	netns_exec "$1" "$(netns_xroce)" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
 }
 
 netns_check_stats() {

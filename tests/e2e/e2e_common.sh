@@ -131,7 +131,7 @@ e2e_wait_for_line() {
 }
 
 e2e_stat() {
-	netns_exec "$1" "$xroce" stats "$2" | awk -v c="$3" '$1 == c { print $2 }'
+	netns_stat "$@"
 }
 
 mac_of() {

@@ -157,7 +157,7 @@ static void send_probe(struct xr_qp_impl *qp, uint64_t now)
 	uint32_t last = xr_psn_add(qp->tx_new_psn, XR_PSN_MASK);
 
 	if (!xr_requester_probe(qp, first) ||
-	    (last != first && xr_psn_diff(last, first) > 0 && !xr_requester_probe(qp, last))) {
+	    (xr_psn_diff(last, first) > 0 && !xr_requester_probe(qp, last))) {
 		qp->probe_deadline = now + XR_PROBE_MIN_NS; /* no buffer: soon again */
 		return;
 	}

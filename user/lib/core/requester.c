@@ -245,7 +245,6 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 		sent++;
 		if (!qp->retry_deadline)
 			qp->retry_deadline = now + xr_qp_ack_timeout_ns(qp);
-		xr_completer_arm_probe(qp, now);
 		if (is_read_wqe(w)) {
 			/* One request covers every response PSN left in the READ. */
 			qp->tx_psn = xr_psn_add(w->last_psn, 1);
@@ -259,6 +258,9 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 			qp->tx_pkt = 0;
 		}
 	}
+	/* The probe waits from the last packet sent; every one of this run went at now. */
+	if (sent)
+		xr_completer_arm_probe(qp, now);
 	return sent;
 }
 
