@@ -38,6 +38,15 @@ struct xr_bth {
 #define XR_BTH_PAD_MASK 0x30
 #define XR_BTH_TVER_MASK 0x0f
 #define XR_BTH_ACKREQ 0x80000000u
+/*
+ * xroce's own, in a bit the spec reserves (transmitted 0, ignored on
+ * receipt, covered by the ICRC): the requester speaks selective repeat
+ * (docs/selective-repeat.md). Set on every RC request an xroce requester
+ * sends; a standard responder never looks at it.
+ */
+#define XR_BTH_SR_CAPABLE 0x40000000u
+/* And the next reserved bit: it heard the responder's SACK, so both ends speak it. */
+#define XR_BTH_SR_HEARD 0x20000000u
 
 /* RDMA Extended Transport Header, 16 bytes. */
 struct xr_reth {
@@ -106,6 +115,13 @@ struct xr_matmeth {
 #define XR_IETH_SIZE 4
 #define XR_DETH_SIZE 8
 #define XR_MATMETH_SIZE 44
+#define XR_PLETH_SIZE 8
+#define XR_SACKETH_SIZE 32
+/*
+ * Selective repeat: PSNs past the responder's expected PSN it holds out of
+ * order, at most, and so the bits of a SACK's bitmap (XR_SACKETH_SIZE).
+ */
+#define XR_SR_WINDOW 256
 
 /* Transport service in opcode bits 7:5. */
 enum xr_transport {
@@ -159,7 +175,23 @@ enum xr_opcode {
 	/* Manufacturer-specific range (0xC0-0xFF): xroce's masked atomics, RC. */
 	XR_OP_RC_MASKED_CMP_SWAP = 0xc0,
 	XR_OP_RC_MASKED_FETCH_ADD = 0xc1,
+	/* Selective repeat (docs/selective-repeat.md): an ACK naming what is missing. */
+	XR_OP_RC_SACK = 0xc2,
+	/*
+	 * Selective repeat's WRITEs: each RC WRITE opcode in the 0xe0 range,
+	 * every packet carrying the message's RETH and its own offset (PLETH),
+	 * so that it can be placed whatever arrived before it.
+	 */
+	XR_OP_SR_WRITE_FIRST = 0xe6,
+	XR_OP_SR_WRITE_MIDDLE = 0xe7,
+	XR_OP_SR_WRITE_LAST = 0xe8,
+	XR_OP_SR_WRITE_LAST_IMM = 0xe9,
+	XR_OP_SR_WRITE_ONLY = 0xea,
+	XR_OP_SR_WRITE_ONLY_IMM = 0xeb,
 };
+
+/* The selective-repeat form of an RC WRITE opcode. */
+#define XR_SR_OPCODE(rc_opcode) (0xe0 | (rc_opcode))
 
 /* Properties of an opcode: which headers follow the BTH and what it means. */
 enum xr_opflag {
@@ -182,6 +214,9 @@ enum xr_opflag {
 	XR_OPF_ATOMIC = 1u << 16,
 	XR_OPF_RECV_WQE = 1u << 17, /* consumes a receive WQE at the responder */
 	XR_OPF_MATMETH = 1u << 18, /* masked atomic header */
+	XR_OPF_PLETH = 1u << 19,   /* placement header: the packet's offset in its message */
+	XR_OPF_SACKETH = 1u << 20, /* selective ACK bitmap */
+	XR_OPF_XROCE = 1u << 21,   /* xroce's own RC opcode, in the manufacturer range */
 };
 
 struct xr_opinfo {
@@ -195,6 +230,8 @@ struct xr_opinfo {
 #define XR__LO (XR_OPF_LAST)
 #define XR__SEND (XR__REQ | XR_OPF_SEND | XR_OPF_PAYLOAD | XR_OPF_RECV_WQE)
 #define XR__WRITE (XR__REQ | XR_OPF_WRITE | XR_OPF_PAYLOAD)
+#define XR__SR (XR_OPF_RETH | XR_OPF_PLETH | XR_OPF_XROCE)
+#define XR__SR_LEN (XR_BTH_SIZE + XR_RETH_SIZE + XR_PLETH_SIZE)
 #define XR__SEND_OPS(base)                                                          \
 	[(base) + 0] = { XR__SEND | XR__FO, XR_BTH_SIZE },                          \
 	[(base) + 1] = { XR__SEND, XR_BTH_SIZE },                                   \
@@ -241,10 +278,23 @@ static const struct xr_opinfo xr_opinfo[256] = {
 	[XR_OP_RC_SEND_LAST_INV] = { XR__SEND | XR__LO | XR_OPF_IETH, XR_BTH_SIZE + XR_IETH_SIZE },
 	[XR_OP_RC_SEND_ONLY_INV] = { XR__SEND | XR__FO | XR__LO | XR_OPF_IETH,
 				     XR_BTH_SIZE + XR_IETH_SIZE },
-	[XR_OP_RC_MASKED_CMP_SWAP] = { XR__REQ | XR__FO | XR__LO | XR_OPF_ATOMIC | XR_OPF_MATMETH,
+	[XR_OP_RC_MASKED_CMP_SWAP] = { XR__REQ | XR__FO | XR__LO | XR_OPF_ATOMIC | XR_OPF_MATMETH |
+					       XR_OPF_XROCE,
 				       XR_BTH_SIZE + XR_MATMETH_SIZE },
-	[XR_OP_RC_MASKED_FETCH_ADD] = { XR__REQ | XR__FO | XR__LO | XR_OPF_ATOMIC | XR_OPF_MATMETH,
+	[XR_OP_RC_MASKED_FETCH_ADD] = { XR__REQ | XR__FO | XR__LO | XR_OPF_ATOMIC | XR_OPF_MATMETH |
+						XR_OPF_XROCE,
 					XR_BTH_SIZE + XR_MATMETH_SIZE },
+	[XR_OP_RC_SACK] = { XR__RSP | XR__FO | XR__LO | XR_OPF_AETH | XR_OPF_SACKETH | XR_OPF_XROCE,
+			    XR_BTH_SIZE + XR_AETH_SIZE + XR_SACKETH_SIZE },
+	[XR_OP_SR_WRITE_FIRST] = { XR__WRITE | XR__FO | XR__SR, XR__SR_LEN },
+	[XR_OP_SR_WRITE_MIDDLE] = { XR__WRITE | XR__SR, XR__SR_LEN },
+	[XR_OP_SR_WRITE_LAST] = { XR__WRITE | XR__LO | XR__SR, XR__SR_LEN },
+	[XR_OP_SR_WRITE_LAST_IMM] = { XR__WRITE | XR__LO | XR__SR | XR_OPF_IMMDT | XR_OPF_RECV_WQE,
+				      XR__SR_LEN + XR_IMMDT_SIZE },
+	[XR_OP_SR_WRITE_ONLY] = { XR__WRITE | XR__FO | XR__LO | XR__SR, XR__SR_LEN },
+	[XR_OP_SR_WRITE_ONLY_IMM] = { XR__WRITE | XR__FO | XR__LO | XR__SR | XR_OPF_IMMDT |
+					      XR_OPF_RECV_WQE,
+				      XR__SR_LEN + XR_IMMDT_SIZE },
 	XR__SEND_OPS(XR_TRANSPORT_UC),
 	XR__WRITE_OPS(XR_TRANSPORT_UC),
 	[XR_OP_UD_SEND_ONLY] = { XR__SEND | XR__FO | XR__LO | XR_OPF_DETH,
@@ -260,6 +310,8 @@ static const struct xr_opinfo xr_opinfo[256] = {
 #undef XR__SEND
 #undef XR__WRITE
 #undef XR__SEND_OPS
+#undef XR__SR
+#undef XR__SR_LEN
 #undef XR__WRITE_OPS
 
 /*
@@ -283,9 +335,15 @@ static inline int xr_atmeth_off(__u32 f)
 	return xr_reth_off(f);
 }
 
+/* xroce's placement header follows the RETH (docs/selective-repeat.md). */
+static inline int xr_pleth_off(__u32 f)
+{
+	return xr_reth_off(f) + ((f & XR_OPF_RETH) ? XR_RETH_SIZE : 0);
+}
+
 static inline int xr_immdt_off(__u32 f)
 {
-	return xr_reth_off(f) + ((f & XR_OPF_RETH) ? XR_RETH_SIZE : 0) +
+	return xr_pleth_off(f) + ((f & XR_OPF_PLETH) ? XR_PLETH_SIZE : 0) +
 	       ((f & XR_OPF_ATMETH) ? XR_ATMETH_SIZE : 0) +
 	       ((f & XR_OPF_MATMETH) ? XR_MATMETH_SIZE : 0);
 }
@@ -306,10 +364,15 @@ static inline int xr_atmack_off(__u32 f)
 	return XR_BTH_SIZE + ((f & XR_OPF_AETH) ? XR_AETH_SIZE : 0);
 }
 
+static inline int xr_sacketh_off(__u32 f)
+{
+	return xr_atmack_off(f);
+}
+
 /* The transport of an opcode: xroce's extension opcodes are RC. */
 static inline __u8 xr_opcode_transport(__u8 opcode)
 {
-	return (xr_opinfo[opcode].flags & XR_OPF_MATMETH) ? XR_TRANSPORT_RC : (opcode & 0xe0);
+	return (xr_opinfo[opcode].flags & XR_OPF_XROCE) ? XR_TRANSPORT_RC : (opcode & 0xe0);
 }
 
 /* 24-bit PSN arithmetic. */

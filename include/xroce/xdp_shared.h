@@ -79,6 +79,11 @@ struct xr_qp_counters {
 	__u64 rem_op_naks_tx;
 	__u64 rem_op_naks_rx;
 	__u64 tail_probes; /* first unacknowledged packets sent again as probes */
+	/* selective repeat (docs/selective-repeat.md) */
+	__u64 sacks_tx;	       /* SACKs sent as responder */
+	__u64 sacks_rx;	       /* SACKs received as requester */
+	__u64 sr_resends;      /* packets a SACK showed lost, sent again alone */
+	__u64 sr_placed_ahead; /* packets placed past a gap, held until it filled */
 };
 
 /*
@@ -154,6 +159,13 @@ struct xr_qp_entry {
 	__u32 srtt_us;
 	__u32 rttvar_us;
 	__u32 cwnd;
+	/* userspace: enum xr_qp_sr_flags, whether each side speaks selective repeat */
+	__u32 sr_flags;
+};
+
+enum xr_qp_sr_flags {
+	XR_QP_SR_REQUESTER = 1 << 0, /* our requests go self-placing, resent by SACK */
+	XR_QP_SR_RESPONDER = 1 << 1, /* we hold the peer's requests out of order */
 };
 
 enum xr_xdp_fast_path {
@@ -308,6 +320,18 @@ struct xr_engine_stats {
 	 * ACK, after about two round trips without one (a tail-loss probe)
 	 */
 	__u64 tail_probes;
+	/*
+	 * selective repeat between xroce peers: SACKs sent (responder) and
+	 * received (requester); packets a SACK showed lost, sent again alone;
+	 * packets placed past a gap and held until it filled; packets past a
+	 * gap that could not be (a standard opcode, beyond the window, failing
+	 * its checks), dropped for the requester to send again
+	 */
+	__u64 sacks_tx;
+	__u64 sacks_rx;
+	__u64 sr_resends;
+	__u64 sr_placed_ahead;
+	__u64 sr_unplaced;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

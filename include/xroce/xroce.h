@@ -63,6 +63,12 @@ struct xr_device_attr {
 enum xr_device_cap_flags {
 	/* Masked compare-and-swap and fetch-and-add (xroce's wire extension). */
 	XR_DEVICE_MASKED_ATOMICS = 1 << 0,
+	/*
+	 * Selective repeat with xroce peers (xroce's wire extension, offered
+	 * in band, docs/selective-repeat.md); XROCE_SELECTIVE_REPEAT=0 in the
+	 * environment turns it off, leaving go-back-N alone.
+	 */
+	XR_DEVICE_SELECTIVE_REPEAT = 1 << 1,
 };
 
 struct xr_device_open_attr {

@@ -23,8 +23,9 @@
  *   --corrupt PCT        flip one random bit after the UDP header (the ICRC fails)
  *   --drop-atomic-ack N  drop the Nth atomic ACK (1-based; repeatable)
  *   --drop-write N       drop the Nth RC RDMA WRITE request frame (opcodes 0x06-0x0b,
- *                        counted from 1 as they arrive, retransmissions included;
- *                        repeatable): loses one chosen packet of one WRITE
+ *                        or xroce's self-placing 0xe6-0xeb; counted from 1 as they
+ *                        arrive, retransmissions included; repeatable): loses one
+ *                        chosen packet of one WRITE
  *   --late-write N       pass the Nth RC RDMA WRITE request frame (counted as for
  *                        --drop-write; repeatable) and send a copy of it again
  *                        --late-write-us US (default 300000) later: a duplicate that
@@ -245,11 +246,16 @@ static size_t roce_offset(const uint8_t *p, size_t len)
 	return l4 + 8;
 }
 
-/* RC requests (and xroce's masked atomics), and UC's SENDs and WRITEs (0x20-0x2b). */
+/*
+ * RC requests, xroce's masked atomics (0xc0, 0xc1) and self-placing WRITEs
+ * (0xe6-0xeb), and UC's SENDs and WRITEs (0x20-0x2b). xroce's SACK (0xc2)
+ * is a response.
+ */
 static bool is_request(uint8_t opcode)
 {
 	return opcode <= 0x0c || opcode == 0x13 || opcode == 0x14 || opcode == 0x16 ||
-	       opcode == 0x17 || (opcode >= 0x20 && opcode <= 0x2b) || opcode >= 0xc0;
+	       opcode == 0x17 || (opcode >= 0x20 && opcode <= 0x2b) || opcode == 0xc0 ||
+	       opcode == 0xc1 || opcode >= 0xe0;
 }
 
 static struct qp_counters *qp_of(struct direction *d, uint32_t qpn)
@@ -420,6 +426,14 @@ static bool drop_this_atomic_ack(struct direction *d)
 	return false;
 }
 
+/* An RC WRITE request, in the standard form or xroce's self-placing one (0xe6-0xeb). */
+static bool is_rc_write(uint8_t opcode)
+{
+	uint8_t rc = opcode >= 0xe0 ? opcode & 0x1f : opcode;
+
+	return rc >= OP_WRITE_FIRST && rc <= OP_WRITE_ONLY_IMM;
+}
+
 static bool picked(const uint64_t *list, unsigned int n, uint64_t value)
 {
 	for (unsigned int i = 0; i < n; i++)
@@ -507,8 +521,7 @@ static void process(struct direction *d, struct frame *f, int64_t now)
 		log_action(d, "drop-atomic-ack", f->data + bth);
 		return;
 	}
-	if (f->data[bth] >= OP_WRITE_FIRST && f->data[bth] <= OP_WRITE_ONLY_IMM &&
-	    pick_write(d, f, bth, now))
+	if (is_rc_write(f->data[bth]) && pick_write(d, f, bth, now))
 		return;
 	if (pick_response(d, f, bth))
 		return;

@@ -90,6 +90,7 @@ struct h_qp_opts {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t rd_atomic;     /* max_rd_atomic and max_dest_rd_atomic */
 	struct xr_srq *srq[2]; /* each side's SRQ, or NULL */
+	bool go_back_n[2];     /* the side speaks no selective repeat, as a standard peer */
 };
 
 static inline struct h_qp_opts h_default_opts(void)
@@ -283,6 +284,9 @@ static inline void h_setup(struct h_pair *p, uint64_t seed, uint32_t depth,
 {
 	int err = h_pair_init(p, seed, depth);
 
+	for (int s = 0; !err && s < 2; s++)
+		if (o->go_back_n[s])
+			p->side[s].core->caps &= ~(uint64_t)XR_DEVICE_SELECTIVE_REPEAT;
 	if (!err)
 		err = h_connect(p, o);
 	if (err) {

@@ -16,6 +16,10 @@
  * expects. None may change the outcome, and each must be counted under its
  * reason.
  *
+ * Seeds take turns at what the two ends speak: selective repeat both, go-back-N
+ * both, and selective repeat against a standard go-back-N peer, which must
+ * never be sent a SACK or a self-placing packet.
+ *
  * XR_LOSSY_OPS, XR_LOSSY_SEEDS and XR_LOSSY_FIRST_SEED override the size of the run.
  */
 #include "core_harness.h"
@@ -339,6 +343,48 @@ static bool step(struct h_pair *p, void *arg)
 	return done || h_failures > 50;
 }
 
+enum sr_mode { SR_BOTH, SR_NEITHER, SR_SIDE0_ONLY, SR_MODES };
+
+static const char *const sr_mode_name[SR_MODES] = {
+    "selective repeat both ways", "go-back-N both ways", "selective repeat against go-back-N"};
+
+/* Frames each side sent in selective repeat's own forms: SACKs, self-placing requests. */
+struct sr_frames {
+	uint64_t sacks[2], self_placing[2];
+};
+
+static void count_sr_frames(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	struct sr_frames *n = arg;
+	struct xr_pkt pkt;
+
+	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK)
+		return;
+	n->sacks[from] += pkt.opcode == XR_OP_RC_SACK;
+	n->self_placing[from] += !!(pkt.opflags & XR_OPF_PLETH);
+}
+
+static void check_sr_mode(const struct h_pair *p, uint64_t seed, enum sr_mode mode,
+			  const struct sr_frames *n)
+{
+	if (mode == SR_BOTH) {
+		for (int s = 0; s < 2; s++)
+			CHECK(n->sacks[s] && n->self_placing[s] &&
+				  p->side[s].qp->cnt.sr_placed_ahead &&
+				  p->side[s].qp->cnt.sr_resends,
+			      "seed %" PRIu64 " side %d: selective repeat unused (%" PRIu64
+			      " SACKs, %" PRIu64 " self-placing)",
+			      seed, s, n->sacks[s], n->self_placing[s]);
+		return;
+	}
+	/* Side 1 is standard in both other modes; side 0 too in SR_NEITHER. */
+	CHECK(!n->self_placing[0] && !n->sacks[0] && !n->self_placing[1] && !n->sacks[1],
+	      "seed %" PRIu64 " (%s): %" PRIu64 " + %" PRIu64 " SACKs, %" PRIu64 " + %" PRIu64
+	      " self-placing packets",
+	      seed, sr_mode_name[mode], n->sacks[0], n->sacks[1], n->self_placing[0],
+	      n->self_placing[1]);
+}
+
 static uint32_t env_or(const char *name, uint32_t dflt)
 {
 	const char *v = getenv(name);
@@ -359,13 +405,18 @@ static void run_seed(uint64_t seed, uint32_t ops)
 	struct forger fg = {.rng = seed * 7 + 3};
 	struct run_state st = {flows, &fg};
 	uint64_t bad_src = 0, bad_dst = 0, ghosts = 0, bad_response = 0, forged = 0, corrupted;
+	enum sr_mode mode = (enum sr_mode)(seed % SR_MODES);
+	struct sr_frames sr_frames = {0};
 	struct h_pair p;
 	enum h_run_result r;
 
 	o.cap.max_send_wr = 64;
 	o.cap.max_recv_wr = 128;
 	o.rd_atomic = 8;
+	o.go_back_n[0] = mode == SR_NEITHER;
+	o.go_back_n[1] = mode != SR_BOTH;
 	h_setup(&p, seed, 1024, &o);
+	xr_mem_link_set_tap(&p.link, count_sr_frames, &sr_frames);
 	for (int s = 0; s < 2; s++)
 		CHECK(xr_core_modify_qp(p.side[s].qp, &a, XR_QP_STATE | XR_QP_ACCESS_FLAGS, NULL) ==
 			  0,
@@ -422,10 +473,12 @@ static void run_seed(uint64_t seed, uint32_t ops)
 	      seed, fg.sent[FORGED_THIRD_IP], fg.sent[FORGED_OTHER_MAC], fg.sent[FORGED_GHOST],
 	      bad_src, bad_dst, ghosts, bad_response);
 	CHECK(forged > 0, "seed %" PRIu64 ": nothing forged", seed);
-	printf("  seed %" PRIu64 ": %u ops, %.1f ms virtual, %" PRIu64 " + %" PRIu64
+	check_sr_mode(&p, seed, mode, &sr_frames);
+	printf("  seed %" PRIu64 " (%s): %u ops, %.1f ms virtual, %" PRIu64 " + %" PRIu64
 	       " frames, %" PRIu64 " + %" PRIu64 " retransmission rewinds, %" PRIu64
 	       " forged frames dropped\n",
-	       seed, ops, p.now / 1e6, xr_mem_link_counters(&p.link, 0)->submitted,
+	       seed, sr_mode_name[mode], ops, p.now / 1e6,
+	       xr_mem_link_counters(&p.link, 0)->submitted,
 	       xr_mem_link_counters(&p.link, 1)->submitted, (uint64_t)p.side[0].qp->cnt.retransmits,
 	       (uint64_t)p.side[1].qp->cnt.retransmits, forged);
 	h_pair_destroy(&p);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Loss recovery of the requester, frame by frame in virtual time: the
- * round-trip estimate (samples from ACK timing, Karn's rule) and tail-loss
+ * round-trip estimate (samples from ACK timing, Karn's rule), tail-loss
  * probes (recovery without the ACK timer when the end of a burst, a
- * retransmission or an ACK is lost).
+ * retransmission or an ACK is lost), and selective repeat between xroce
+ * peers: offered in band, never seen by a standard peer, and sending
+ * again only what was lost.
  */
 #include "core_harness.h"
 
@@ -111,13 +113,32 @@ struct probe_case {
 	struct h_pair p;
 	struct h_buf *src, *dst;
 	struct xr_qp_impl *qp;
+	/* frames each side sent: offering selective repeat, self-placing, SACKs */
+	uint32_t offers[2], self_placing[2], sacks[2];
 };
 
-static void probe_setup(struct probe_case *c, uint64_t seed)
+static void count_sr_frames(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	struct probe_case *c = arg;
+	struct xr_pkt pkt;
+
+	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK)
+		return;
+	c->offers[from] += pkt.sr_capable;
+	c->self_placing[from] += !!(pkt.opflags & XR_OPF_PLETH);
+	c->sacks[from] += pkt.opcode == XR_OP_RC_SACK;
+}
+
+/* speaks[s]: side s speaks selective repeat. */
+static void probe_setup_sr(struct probe_case *c, uint64_t seed, bool speaks0, bool speaks1)
 {
 	struct h_qp_opts o = h_default_opts();
 
+	memset(c, 0, sizeof(*c));
+	o.go_back_n[0] = !speaks0;
+	o.go_back_n[1] = !speaks1;
 	h_setup(&c->p, seed, 256, &o);
+	xr_mem_link_set_tap(&c->p.link, count_sr_frames, c);
 	c->qp = c->p.side[0].qp;
 	c->src = h_buf(&c->p, 0, 16 * 1024, XR_ACCESS_LOCAL_WRITE, 0);
 	c->dst = h_buf(&c->p, 1, 16 * 1024, H_REMOTE_ALL, 0);
@@ -130,6 +151,12 @@ static void probe_setup(struct probe_case *c, uint64_t seed)
 	h_expect_wc(c->p.side[0].scq, "first WRITE", 100, XR_WC_SUCCESS, XR_WC_RDMA_WRITE);
 	CHECK(c->qp->srtt_ns == 2 * US, "srtt %" PRIu64 " after one 2 us round trip",
 	      c->qp->srtt_ns);
+}
+
+/* The probe cases: go-back-N at both ends, as with any standard peer. */
+static void probe_setup(struct probe_case *c, uint64_t seed)
+{
+	probe_setup_sr(c, seed, false, false);
 }
 
 /* Posts a WRITE of npkts full packets (1 KiB each) from the start of src; side 0 sends it. */
@@ -239,6 +266,118 @@ static void test_probe_ack_lost(void)
 	probe_finish(&c, 1, 4, 1, 7);
 }
 
+/*
+ * Offered on every request, answered by a SACK until the requester sends
+ * self-placing packets: after the first WRITE's answer both ends know.
+ */
+static void test_sr_negotiated(void)
+{
+	struct probe_case c;
+
+	probe_setup_sr(&c, 31, true, true);
+	CHECK(c.qp->sr_peer && c.p.side[1].qp->sr_requester, "both ends speak selective repeat");
+	CHECK(c.offers[0] == 1 && c.sacks[1] == 1 && c.self_placing[0] == 0,
+	      "the WRITE offered it (%u), the SACK answered (%u)", c.offers[0], c.sacks[1]);
+	post_write(&c, 1, 4);
+	CHECK(c.self_placing[0] == 4, "the next WRITE went self-placing: %u of 4",
+	      c.self_placing[0]);
+	arrive(&c.p, 1, 10 * US);
+	CHECK(c.sacks[1] == 1, "its answer was a plain ACK (%u SACKs)", c.sacks[1]);
+	probe_finish(&c, 1, 4, 0, 5);
+}
+
+/*
+ * One side standard: the xroce side offers or listens, and the other never
+ * sees a frame it does not know, through a loss and its recovery too.
+ */
+static void sr_with_standard_peer(bool xroce_requester)
+{
+	struct probe_case c;
+	int std = xroce_requester ? 1 : 0;
+
+	probe_setup_sr(&c, 32 + std, xroce_requester, !xroce_requester);
+	post_write(&c, 1, 8);
+	deliver_losing(&c, 1, 2, 1, 5);
+	arrive(&c.p, 0, 10 * US);
+	CHECK(c.qp->cnt.seq_naks_rx == 1, "go-back-N: one NAK");
+	CHECK(!c.qp->sr_peer && !c.p.side[1].qp->sr_requester, "nobody turned selective repeat on");
+	CHECK(c.offers[1 - std] > 0 || !xroce_requester, "the xroce requester offered it");
+	CHECK(c.offers[std] == 0 && c.sacks[0] == 0 && c.sacks[1] == 0 && c.self_placing[0] == 0 &&
+		  c.self_placing[1] == 0,
+	      "nothing non-standard went: %u offers from the standard side, %u + %u SACKs, %u + %u "
+	      "self-placing",
+	      c.offers[std], c.sacks[0], c.sacks[1], c.self_placing[0], c.self_placing[1]);
+	/* The first WRITE, these 8, then 3-8 again. */
+	probe_finish(&c, 1, 8, 0, 15);
+}
+
+static void test_sr_standard_responder(void)
+{
+	sr_with_standard_peer(true);
+}
+
+static void test_sr_standard_requester(void)
+{
+	sr_with_standard_peer(false);
+}
+
+/* One packet lost in the middle: the SACK names it, and it alone goes again. */
+static void test_sr_one_lost(void)
+{
+	struct probe_case c;
+	struct xr_qp_impl *responder;
+
+	probe_setup_sr(&c, 35, true, true);
+	responder = c.p.side[1].qp;
+	post_write(&c, 1, 8);
+	deliver_losing(&c, 1, 2, 1, 5);
+	CHECK(responder->cnt.sr_placed_ahead == 5 && responder->cnt.seq_naks_tx == 0,
+	      "the 5 after the gap placed ahead (%llu), no NAK",
+	      (unsigned long long)responder->cnt.sr_placed_ahead);
+	arrive(&c.p, 0, 10 * US);
+	CHECK(c.qp->cnt.sacks_rx == 2 && xr_mem_link_queued(&c.p.link, 1) == 1,
+	      "a SACK came (%llu in all), one packet sent again (%u)",
+	      (unsigned long long)c.qp->cnt.sacks_rx, xr_mem_link_queued(&c.p.link, 1));
+	/* The first WRITE, these 8, the third again. */
+	probe_finish(&c, 1, 8, 0, 10);
+}
+
+/* The lost packet's retransmission is lost too: the probe asks for it again. */
+static void test_sr_resend_lost(void)
+{
+	struct probe_case c;
+
+	probe_setup_sr(&c, 36, true, true);
+	post_write(&c, 1, 8);
+	deliver_losing(&c, 1, 2, 1, 5);
+	arrive(&c.p, 0, 10 * US);
+	deliver_losing(&c, 1, 0, 1, 0);
+	/* The first WRITE, these 8, the third again, the probe: the third and the eighth. */
+	probe_finish(&c, 1, 8, 1, 12);
+}
+
+/* Holes of several packets and single ones: each lost packet goes again once. */
+static void test_sr_holes(void)
+{
+	struct probe_case c;
+
+	probe_setup_sr(&c, 37, true, true);
+	post_write(&c, 1, 16);
+	c.p.now += 10 * US;
+	CHECK(xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 2) == 2 &&
+		  xr_mem_link_discard(&c.p.link, 1, 4) == 4 &&
+		  xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 3) == 3 &&
+		  xr_mem_link_discard(&c.p.link, 1, 1) == 1 &&
+		  xr_mem_link_deliver(&c.p.link, 1, c.p.side[1].core, c.p.now, 6) == 6,
+	      "16 packets, 3-6 and 10 lost");
+	xr_core_progress(c.p.side[1].core, c.p.now);
+	arrive(&c.p, 0, 10 * US);
+	CHECK(c.qp->cnt.sr_resends == 5, "%llu packets sent again, 5 lost",
+	      (unsigned long long)c.qp->cnt.sr_resends);
+	/* The first WRITE, these 16, the 5 lost again. */
+	probe_finish(&c, 1, 16, 0, 22);
+}
+
 int main(void)
 {
 	h_group("recovery: round-trip estimate from ACK timing, Karn's rule", test_rtt_samples);
@@ -246,5 +385,13 @@ int main(void)
 	h_group("recovery: probe after a retransmission is lost (no second NAK)",
 		test_probe_retransmission_lost);
 	h_group("recovery: probe after an ACK is lost", test_probe_ack_lost);
+	h_group("selective repeat: offered and taken in band", test_sr_negotiated);
+	h_group("selective repeat: a standard responder sees nothing new",
+		test_sr_standard_responder);
+	h_group("selective repeat: a standard requester sees nothing new",
+		test_sr_standard_requester);
+	h_group("selective repeat: one packet lost, one sent again", test_sr_one_lost);
+	h_group("selective repeat: a lost retransmission, probed", test_sr_resend_lost);
+	h_group("selective repeat: holes, each lost packet sent again once", test_sr_holes);
 	return h_exit_status();
 }

@@ -208,6 +208,10 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	if (attr && attr->disable_masked_atomics)
 		dev->core.caps &= ~(uint64_t)XR_DEVICE_MASKED_ATOMICS;
 
+	/* XROCE_SELECTIVE_REPEAT=0: go-back-N only, as a standard peer (for comparisons). */
+	fast = getenv("XROCE_SELECTIVE_REPEAT");
+	if (fast && !strcmp(fast, "0"))
+		dev->core.caps &= ~(uint64_t)XR_DEVICE_SELECTIVE_REPEAT;
 	/* XROCE_XDP_FAST_PATH=0 keeps every frame in userspace (for comparisons). */
 	fast = getenv("XROCE_XDP_FAST_PATH");
 	if (fast && !strcmp(fast, "0"))

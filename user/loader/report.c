@@ -113,6 +113,11 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(cm_timeouts),
     ENGINE_COUNTER(cm_listens),
     ENGINE_COUNTER(tail_probes),
+    ENGINE_COUNTER(sacks_tx),
+    ENGINE_COUNTER(sacks_rx),
+    ENGINE_COUNTER(sr_resends),
+    ENGINE_COUNTER(sr_placed_ahead),
+    ENGINE_COUNTER(sr_unplaced),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)
@@ -122,6 +127,8 @@ static const struct counter qp_counters[] = {
     QP_COUNTER(dup_requests),	 QP_COUNTER(seq_naks_rx),	 QP_COUNTER(inv_req_naks_tx),
     QP_COUNTER(inv_req_naks_rx), QP_COUNTER(rem_access_naks_tx), QP_COUNTER(rem_access_naks_rx),
     QP_COUNTER(rem_op_naks_tx),	 QP_COUNTER(rem_op_naks_rx),	 QP_COUNTER(tail_probes),
+    QP_COUNTER(sacks_tx),	 QP_COUNTER(sacks_rx),		 QP_COUNTER(sr_resends),
+    QP_COUNTER(sr_placed_ahead),
 };
 
 _Static_assert(COUNT_OF(xdp_counters) == sizeof(struct xr_xdp_stats) / sizeof(__u64),
@@ -476,6 +483,8 @@ static void json_qp(struct json_writer *w, const struct xr_qp_entry *e)
 	json_u64(w, "srtt_us", e->srtt_us);
 	json_u64(w, "rttvar_us", e->rttvar_us);
 	json_u64(w, "cwnd", e->cwnd);
+	json_bool(w, "sr_requester", e->sr_flags & XR_QP_SR_REQUESTER);
+	json_bool(w, "sr_responder", e->sr_flags & XR_QP_SR_RESPONDER);
 	json_bool(w, "engine_sleeping", e->engine_sleeping);
 	json_bool(w, "xdp_absorbs_acks", e->fast_path & XR_XDP_FAST_ACK);
 	json_bool(w, "xdp_answers_dups", e->fast_path & XR_XDP_FAST_DUP);
@@ -489,15 +498,24 @@ static void json_qp(struct json_writer *w, const struct xr_qp_entry *e)
 	json_object_end(w);
 }
 
+/* Which ends of a QP speak selective repeat: "req", "resp", both, or "-". */
+static const char *sr_text(uint32_t flags)
+{
+	static const char *const names[] = {"-", "req", "resp", "req+resp"};
+
+	return names[flags & (XR_QP_SR_REQUESTER | XR_QP_SR_RESPONDER)];
+}
+
 static void print_qp_text(const struct xr_qp_entry *e, bool first)
 {
 	if (first)
 		printf("%-8s %-4s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s %8s %8s "
-		       "%5s\n",
+		       "%5s %-8s\n",
 		       "qpn", "type", "state", "dest", "expected/msn", "acked", "next", "rx", "tx",
-		       "retrans", "timeouts", "acks_xdp", "dups_xdp", "srtt_us", "rttvar", "cwnd");
+		       "retrans", "timeouts", "acks_xdp", "dups_xdp", "srtt_us", "rttvar", "cwnd",
+		       "sr");
 	printf("0x%06x %-4s %-6s 0x%06x 0x%06x/%-6u 0x%06x 0x%06x %10llu %10llu %8llu %8llu %9llu "
-	       "%9llu %8u %8u %5u\n",
+	       "%9llu %8u %8u %5u %-8s\n",
 	       e->qpn, qp_type_name(e->qp_type),
 	       name_of(qp_state_names, COUNT_OF(qp_state_names), e->qp_state), e->dest_qpn,
 	       (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
@@ -505,7 +523,8 @@ static void print_qp_text(const struct xr_qp_entry *e, bool first)
 	       (unsigned long long)e->rx_frames, (unsigned long long)e->counters.tx_frames,
 	       (unsigned long long)e->counters.retransmits,
 	       (unsigned long long)e->counters.timeouts, (unsigned long long)e->acks_absorbed,
-	       (unsigned long long)e->dups_answered, e->srtt_us, e->rttvar_us, e->cwnd);
+	       (unsigned long long)e->dups_answered, e->srtt_us, e->rttvar_us, e->cwnd,
+	       sr_text(e->sr_flags));
 }
 
 int report_qps(const struct report_options *o)

@@ -427,6 +427,8 @@ static void rnr_nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t timer, uint64_t
 		qp->rnr_left--;
 	}
 	xr_requester_rewind(qp, psn);
+	/* The responder dropped what it held past psn: all of it goes again. */
+	xr_sr_tx_forget(qp);
 	qp->rnr_deadline = now + (uint64_t)xr_rnr_timer_us[timer] * 1000;
 	qp->retry_deadline = qp->probe_deadline = 0;
 }
@@ -453,10 +455,55 @@ static void nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t code, uint64_t now)
 	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
 }
 
+/*
+ * Whether a SACK's bitmap fits what is in flight: every PSN it shows
+ * received was sent. base: its first PSN.
+ */
+static bool sack_fits(const struct xr_qp_impl *qp, uint32_t base, const uint8_t *bitmap)
+{
+	for (uint32_t i = XR_SR_WINDOW; i-- > 0;)
+		if (bitmap[i / 8] & (0x80 >> (i % 8)))
+			return xr_psn_diff(xr_psn_add(base, i), qp->tx_new_psn) < 0;
+	return true;
+}
+
+/*
+ * A selective ACK (xroce's, docs/selective-repeat.md): an ACK of its PSN,
+ * the bitmap of what the responder holds past it, and the news that the
+ * responder speaks selective repeat. Only a requester that offered it
+ * believes one.
+ */
+static void sack(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
+{
+	uint32_t base = xr_psn_add(pkt->psn, 1);
+
+	if ((pkt->aeth_syndrome & XR_AETH_TYPE_MASK) != XR_AETH_ACK ||
+	    !(qp->core->caps & XR_DEVICE_SELECTIVE_REPEAT)) {
+		drop_bad_response(qp);
+		return;
+	}
+	if (pkt->psn != qp->acked_psn && !in_window(qp, pkt->psn)) {
+		drop_ghost(qp);
+		return;
+	}
+	if (!sack_fits(qp, base, pkt->sack_bitmap)) {
+		drop_bad_response(qp);
+		return;
+	}
+	qp->cnt.sacks_rx++, qp->core->stats.sacks_rx++;
+	plain_ack(qp, pkt->psn, now);
+	if (qp->sr_peer || xr_sr_tx_enable(qp))
+		xr_sr_take_sack(qp, base, pkt->sack_bitmap);
+}
+
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 {
 	uint8_t syn = pkt->aeth_syndrome, val = syn & XR_AETH_VALUE_MASK;
 
+	if (pkt->opcode == XR_OP_RC_SACK) {
+		sack(qp, pkt, now);
+		return;
+	}
 	if (pkt->opcode != XR_OP_RC_ACK && (syn & XR_AETH_TYPE_MASK) == XR_AETH_ACK) {
 		read_atomic_response(qp, pkt, now);
 		return;

@@ -16,7 +16,7 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 	core->window_wait.prev = core->window_wait.next = &core->window_wait;
 	core->port = *port;
 	core->active_mtu = XR_MTU_1024;
-	core->caps = XR_DEVICE_MASKED_ATOMICS;
+	core->caps = XR_DEVICE_MASKED_ATOMICS | XR_DEVICE_SELECTIVE_REPEAT;
 	core->xdp_fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP;
 	/* Keys a peer cannot guess; without getrandom, at least not the same each run. */
 	if (getrandom(&core->rng, sizeof(core->rng), GRND_NONBLOCK) != sizeof(core->rng)) {

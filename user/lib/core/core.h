@@ -310,6 +310,7 @@ struct xr_swqe {
 	bool is_inline;
 	bool signaled;
 	bool psn_assigned;
+	bool sr; /* its packets go in selective repeat's self-placing form */
 	enum xr_swqe_state state;
 	enum xr_wc_status status;
 	uint32_t first_psn, last_psn, npkts;
@@ -434,6 +435,16 @@ struct xr_qp_impl {
 	uint64_t probe_deadline; /* 0: none armed */
 	uint8_t probe_backoff;	 /* probes sent since the last progress */
 
+	/*
+	 * selective repeat (sr.c), as requester: the responder answers with
+	 * SACKs, so WRITEs go in its self-placing form and only what a SACK
+	 * shows missing is sent again; per PSN in flight, what it knows
+	 */
+	bool sr_peer;
+	struct xr_sr_tx_slot *sr_tx; /* XR_SR_WINDOW slots, by PSN (RC with the capability) */
+	uint32_t sr_high;	     /* the newest PSN a SACK reported received */
+	uint32_t sr_lost;	     /* PSNs marked lost and not yet sent again */
+
 	/* responder */
 	uint32_t epsn; /* next expected PSN */
 	uint32_t msn;
@@ -450,6 +461,15 @@ struct xr_qp_impl {
 	struct xr_rd_resource rd_res[XR_MAX_RD_ATOMIC];
 	uint32_t rd_res_next;	      /* ring position of the next resource to use */
 	uint32_t rd_res_frames_round; /* responses sent in this engine round */
+	/*
+	 * selective repeat (sr.c), as responder: the requester set
+	 * XR_BTH_SR_CAPABLE; sr_heard once it sets XR_BTH_SR_HEARD: it knows we
+	 * speak it too (until then every answer is a SACK, which tells it)
+	 */
+	bool sr_requester, sr_heard;
+	bool sack_due;		     /* a SACK goes out at the end of the rx batch */
+	struct xr_sr_rx_slot *sr_rx; /* XR_SR_WINDOW slots, by PSN (RC with the capability) */
+	uint32_t sr_held;	     /* packets placed past epsn, not yet committed */
 
 	/* statistics */
 	uint64_t rx_frames;
@@ -803,6 +823,12 @@ bool xr_requester_probe(struct xr_qp_impl *qp, uint32_t psn);
 void xr_requester_resend_read_atomic(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn);
 /* Restart transmission at psn (go-back-N). */
 void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn);
+/*
+ * Sends packet psn of w (sent before, not yet acknowledged) again with
+ * AckReq set, leaving the transmit position alone. false: no transmit
+ * buffer, or w's memory is gone (the requester's next round fails it).
+ */
+bool xr_requester_resend(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn);
 
 /* ---- rtt.c ---- */
 /*
@@ -812,6 +838,56 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn);
 void xr_rtt_sent(struct xr_qp_impl *qp, uint32_t psn, bool ackreq, bool fresh, uint64_t now);
 /* The acknowledged PSN advanced: the packet timed may have been answered. */
 void xr_rtt_acked(struct xr_qp_impl *qp, uint64_t now);
+
+/* ---- sr.c: selective repeat between xroce peers (docs/selective-repeat.md) ---- */
+/* What the requester knows of one PSN in flight. */
+struct xr_sr_tx_slot {
+	uint32_t psn;	    /* the PSN this slot holds now */
+	uint32_t resent_at; /* tx_new_psn when it was last sent again */
+	uint8_t flags;	    /* enum xr_sr_tx_flags */
+};
+
+/* A packet the responder placed past its expected PSN, until committed in order. */
+struct xr_sr_rx_slot {
+	uint32_t psn;
+	uint8_t flags; /* enum xr_sr_rx_flags */
+	uint32_t imm_be;
+	uint32_t byte_len; /* the message's, on its LAST packet */
+};
+
+/*
+ * An RC QP's memory for it, when the device speaks it: taken with the QP,
+ * so that the data path never allocates. -ENOMEM.
+ */
+int xr_sr_alloc(struct xr_qp_impl *qp, struct xr_core *core);
+/* The requester turns selective repeat on: a SACK came (false: not ours to speak). */
+bool xr_sr_tx_enable(struct xr_qp_impl *qp);
+/* The responder turns it on: the requester set XR_BTH_SR_CAPABLE. */
+bool xr_sr_rx_enable(struct xr_qp_impl *qp);
+/* Back to neither end knowing (QP reset): a new connection negotiates again. */
+void xr_sr_reset(struct xr_qp_impl *qp);
+/* Forgets every PSN's state (QP reset, RNR NAK: the responder dropped what it held). */
+void xr_sr_tx_forget(struct xr_qp_impl *qp);
+void xr_sr_rx_forget(struct xr_qp_impl *qp);
+void xr_sr_free(struct xr_qp_impl *qp);
+/* Whether the responder reported psn received (its SACK): not to be sent again. */
+bool xr_sr_sacked(const struct xr_qp_impl *qp, uint32_t psn);
+/* Request psn went out, for the first time (fresh) or again. */
+void xr_sr_sent(struct xr_qp_impl *qp, uint32_t psn, bool fresh);
+/* Takes a SACK's bitmap (base: its first PSN): marks what it shows lost. */
+void xr_sr_take_sack(struct xr_qp_impl *qp, uint32_t base, const uint8_t *bitmap);
+/* Sends again the PSNs marked lost, at most budget; returns how many went. */
+int xr_sr_resend_lost(struct xr_qp_impl *qp, int budget);
+/* Responder: a request past epsn (d PSNs); placed and held when it can be. */
+void xr_sr_rx_ahead(struct xr_qp_impl *qp, const struct xr_pkt *pkt, int32_t d);
+/* Responder: the self-placing request at epsn; false when it failed the QP. */
+bool xr_sr_rx_in_order(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
+/* Responder: moves epsn over the packets held from it on (stops at an RNR NAK). */
+void xr_sr_commit(struct xr_qp_impl *qp);
+/* Responder: epsn jumped from from to to over a READ's responses: nothing is held there. */
+void xr_sr_rx_skipped(struct xr_qp_impl *qp, uint32_t from, uint32_t to);
+/* Responder: sends a SACK of epsn - 1 with the held PSNs; false: no buffer. */
+bool xr_sr_send_sack(struct xr_qp_impl *qp);
 
 /* ---- completer.c ---- */
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
@@ -859,7 +935,14 @@ void xr_core_mac_changed(struct xr_core *core, const uint8_t mac[6]);
 /* Completes the receive WQE at the tail with the message pkt ends (RC and UC). */
 void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
 		      uint32_t byte_len);
+/* The same from the fields of a message's last packet (for one held out of order). */
+void xr_recv_finish(struct xr_qp_impl *qp, enum xr_wc_opcode opcode, uint32_t byte_len,
+		    unsigned int wc_flags, uint32_t imm_or_rkey, bool solicited);
 void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);
+/* Fails the QP on request pkt: a NAK (XR_NAK_*), then ERR. */
+void xr_responder_fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak);
+/* Refuses the request at psn for want of a receive WQE or CQ room. */
+void xr_responder_rnr_nak(struct xr_qp_impl *qp, uint32_t psn);
 /*
  * Once per engine round: sends the READ responses and atomic ACKs pending,
  * a budget of them per QP and round, and the ACK queued by the receive batch.

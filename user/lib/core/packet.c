@@ -175,6 +175,10 @@ static void parse_ext_headers(const uint8_t *bth, struct xr_pkt *pkt)
 	if (f & XR_OPF_IMMDT)
 		memcpy(&pkt->imm_be, bth + xr_immdt_off(f), 4);
 	pkt->ieth_rkey = f & XR_OPF_IETH ? rd32(bth + xr_ieth_off(f)) : 0;
+	h = bth + xr_pleth_off(f);
+	pkt->pleth_offset = f & XR_OPF_PLETH ? rd32(h) : 0;
+	pkt->pleth_recv_seq = f & XR_OPF_PLETH ? rd24(h + 5) : 0;
+	pkt->sack_bitmap = f & XR_OPF_SACKETH ? bth + xr_sacketh_off(f) : NULL;
 
 	h = bth + xr_aeth_off(f);
 	pkt->aeth_syndrome = f & XR_OPF_AETH ? h[0] : 0;
@@ -226,6 +230,8 @@ enum xr_parse_result xr_pkt_parse(const uint8_t *frame, uint32_t len, struct xr_
 	pkt->pkey = rd16(bth + 2);
 	pkt->dqpn = rd24(bth + 5);
 	pkt->ackreq = bth[8] & 0x80;
+	pkt->sr_capable = bth[8] & 0x40;
+	pkt->sr_heard = bth[8] & 0x20;
 	pkt->psn = rd24(bth + 9);
 	/* Only the last (or only) packet of a message may be padded. */
 	if (pkt->padcnt && !(pkt->opflags & XR_OPF_LAST))
@@ -383,7 +389,8 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 	b[1] = (bth->se ? XR_BTH_SE : 0) | (uint8_t)(pad << XR_BTH_PAD_SHIFT);
 	wr16(b + 2, bth->pkey ? bth->pkey : XR_DEFAULT_PKEY);
 	wr32(b + 4, bth->dqpn & XR_QPN_MASK);
-	wr32(b + 8, (bth->ackreq ? XR_BTH_ACKREQ : 0) | (bth->psn & XR_PSN_MASK));
+	wr32(b + 8, (bth->ackreq ? XR_BTH_ACKREQ : 0) | (bth->sr_capable ? XR_BTH_SR_CAPABLE : 0) |
+			(bth->sr_heard ? XR_BTH_SR_HEARD : 0) | (bth->psn & XR_PSN_MASK));
 	memset(b + XR_BTH_SIZE, 0, oi->hdr_len - XR_BTH_SIZE);
 	if (pad)
 		memset(b + oi->hdr_len + payload_len, 0, pad);

@@ -40,6 +40,8 @@ struct xr_pkt {
 	uint8_t opcode;
 	uint32_t opflags; /* xr_opinfo[opcode].flags */
 	bool se, ackreq;
+	bool sr_capable; /* XR_BTH_SR_CAPABLE: the requester speaks selective repeat */
+	bool sr_heard;	 /* XR_BTH_SR_HEARD: and knows the responder does */
 	uint8_t padcnt;
 	uint16_t pkey;
 	uint32_t dqpn, psn;
@@ -61,6 +63,8 @@ struct xr_pkt {
 	uint32_t imm_be; /* ImmDt as on the wire (network order) */
 	uint32_t ieth_rkey;
 	uint32_t deth_qkey, deth_sqpn;
+	uint32_t pleth_offset, pleth_recv_seq; /* selective repeat's placement header */
+	const uint8_t *sack_bitmap;	       /* XR_SACKETH_SIZE bytes, or NULL */
 };
 
 /* Stores v big-endian, as every header field on the wire. */
@@ -93,7 +97,8 @@ struct xr_path {
 struct xr_bth_fields {
 	uint8_t opcode;
 	bool se, ackreq;
-	uint16_t pkey; /* 0: XR_DEFAULT_PKEY */
+	bool sr_capable, sr_heard; /* XR_BTH_SR_CAPABLE, XR_BTH_SR_HEARD */
+	uint16_t pkey;		   /* 0: XR_DEFAULT_PKEY */
 	uint32_t dqpn, psn;
 };
 

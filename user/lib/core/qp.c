@@ -84,7 +84,9 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->rq_size = srq ? 0 : xr_pow2_at_least(attr->cap.max_recv_wr);
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->rq = srq ? NULL : calloc(qp->rq_size, sizeof(*qp->rq));
-	if (!qp->sq || (!srq && !qp->rq)) {
+	if (!qp->sq || (!srq && !qp->rq) ||
+	    (attr->qp_type == XR_QPT_RC && xr_sr_alloc(qp, core) != 0)) {
+		xr_sr_free(qp);
 		free(qp->sq);
 		free(qp->rq);
 		free(qp);
@@ -168,6 +170,7 @@ int xr_core_destroy_qp(struct xr_qp_impl *qp)
 	if (qp->srq)
 		qp->srq->refs--;
 	((struct xr_pd *)qp->pub.pd)->refs--;
+	xr_sr_free(qp);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp);
@@ -349,6 +352,8 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->uc_dropping = false;
 	qp->rd_outstanding = 0;
 	memset(qp->rd_res, 0, sizeof(qp->rd_res));
+	/* A new connection offers selective repeat afresh. */
+	xr_sr_reset(qp);
 }
 
 static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, const uint8_t *dmac)

@@ -40,6 +40,10 @@ static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 		w->npkts = 1;
 	else
 		w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
+	/* Self-placing once the responder showed it speaks selective repeat. */
+	w->sr = qp->sr_peer && qp->pub.qp_type == XR_QPT_RC &&
+		(xr_wr(w->opcode)->flags & (XR_WRF_DATA | XR_WRF_REMOTE)) ==
+		    (XR_WRF_DATA | XR_WRF_REMOTE);
 	w->first_psn = qp->snd_psn;
 	w->last_psn = xr_psn_add(qp->snd_psn, w->npkts - 1);
 	qp->snd_psn = xr_psn_add(qp->snd_psn, w->npkts);
@@ -48,6 +52,16 @@ static enum xr_wc_status start_wqe(struct xr_qp_impl *qp, struct xr_swqe *w)
 	if (xr_wr_is_read_atomic(w->opcode))
 		qp->rd_outstanding++;
 	return XR_WC_SUCCESS;
+}
+
+/*
+ * PSNs past the acknowledged one the requester may have sent: the
+ * congestion window, and with selective repeat no more than the responder
+ * holds out of order.
+ */
+static uint32_t send_window(const struct xr_qp_impl *qp)
+{
+	return qp->sr_peer && qp->cwnd >= XR_SR_WINDOW ? XR_SR_WINDOW - 1 : qp->cwnd;
 }
 
 /*
@@ -61,10 +75,10 @@ static bool ack_due(const struct xr_qp_impl *qp, uint32_t psn, bool last)
 {
 	uint32_t interval = XR_ACKREQ_INTERVAL;
 
-	if (last || xr_psn_diff(psn, qp->acked_psn) >= (int32_t)qp->cwnd ||
+	if (last || xr_psn_diff(psn, qp->acked_psn) >= (int32_t)send_window(qp) ||
 	    qp->core->in_flight + 1 >= XR_CORE_WINDOW)
 		return true;
-	while (interval > 1 && interval > qp->cwnd / 4)
+	while (interval > 1 && interval > send_window(qp) / 4)
 		interval >>= 1;
 	return (psn & (interval - 1)) == interval - 1;
 }
@@ -82,11 +96,16 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt, 
 	uint32_t len = w->length - off < qp->mtu ? w->length - off : qp->mtu;
 	bool last = is_read || pkt + 1 == w->npkts;
 	bool uc = qp->pub.qp_type == XR_QPT_UC;
+	uint8_t opcode = request_opcode(w, pkt);
 	struct xr_bth_fields bth = {
 	    /* UC's opcodes are RC's in the UC transport's range; nothing acknowledges them. */
-	    .opcode = (uint8_t)(request_opcode(w, pkt) | (uc ? XR_TRANSPORT_UC : 0)),
+	    .opcode = uc      ? (uint8_t)(opcode | XR_TRANSPORT_UC)
+		      : w->sr ? XR_SR_OPCODE(opcode)
+			      : opcode,
 	    .se = last && (w->send_flags & XR_SEND_SOLICITED),
 	    .ackreq = !uc && (probe || ack_due(qp, xr_psn_add(w->first_psn, pkt), last)),
+	    .sr_capable = !uc && (qp->core->caps & XR_DEVICE_SELECTIVE_REPEAT),
+	    .sr_heard = qp->sr_peer,
 	    .dqpn = qp->dest_qpn,
 	    .psn = xr_psn_add(w->first_psn, pkt),
 	};
@@ -99,10 +118,14 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt, 
 		return false;
 	if (oi->flags & XR_OPF_RETH) {
 		uint8_t *h = out.bth + xr_reth_off(oi->flags);
-		put64(h, w->remote_addr + off);
+
+		/* A self-placing packet carries its message's RETH and its offset (PLETH). */
+		put64(h, w->remote_addr + (w->sr ? 0 : off));
 		xr_put32(h + 8, w->rkey);
 		xr_put32(h + 12, is_read ? w->length - off : w->length);
 	}
+	if (oi->flags & XR_OPF_PLETH)
+		xr_put32(out.bth + xr_pleth_off(oi->flags), off);
 	if (oi->flags & XR_OPF_ATMETH) {
 		uint8_t *h = out.bth + xr_atmeth_off(oi->flags);
 		put64(h, w->remote_addr);
@@ -136,6 +159,7 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt, 
 		bool fresh = xr_psn_diff(bth.psn, qp->tx_new_psn) >= 0;
 
 		xr_rtt_sent(qp, bth.psn, bth.ackreq, fresh, now);
+		xr_sr_sent(qp, bth.psn, fresh);
 		if (fresh)
 			qp->tx_new_psn = xr_psn_add(is_read ? w->last_psn : bth.psn, 1);
 	}
@@ -192,6 +216,23 @@ static bool run_local(struct xr_qp_impl *qp, struct xr_swqe *w)
 	return true;
 }
 
+/* Moves the transmit position past the packet at it (a READ's request: past the READ). */
+static void skip_packet(struct xr_qp_impl *qp, const struct xr_swqe *w)
+{
+	if (is_read_wqe(w)) {
+		/* One request covers every response PSN left in the READ. */
+		qp->tx_psn = xr_psn_add(w->last_psn, 1);
+		qp->tx_pkt = w->npkts;
+	} else {
+		qp->tx_psn = xr_psn_add(qp->tx_psn, 1);
+		qp->tx_pkt++;
+	}
+	if (qp->tx_pkt == w->npkts) {
+		qp->tx_idx++;
+		qp->tx_pkt = 0;
+	}
+}
+
 int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 {
 	int sent = 0;
@@ -199,6 +240,8 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 	qp->window_blocked = false;
 	if ((qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD) || qp->rnr_deadline)
 		return 0;
+	/* What a SACK showed lost goes first: the responder holds what follows it. */
+	sent = xr_sr_resend_lost(qp, budget);
 	while (qp->tx_idx != qp->sq_head && sent < budget) {
 		struct xr_swqe *w = xr_sq_at(qp, qp->tx_idx);
 
@@ -226,8 +269,14 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 			qp->tx_pkt = 0;
 			qp->tx_psn = w->first_psn;
 		}
-		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > (int32_t)qp->cwnd)
+		if (xr_psn_diff(qp->tx_psn, qp->acked_psn) > (int32_t)send_window(qp))
 			break;
+		/* Gone back over packets the responder holds (a timeout): those stay. */
+		if (!is_read_wqe(w) && xr_psn_diff(qp->tx_psn, qp->tx_new_psn) < 0 &&
+		    xr_sr_sacked(qp, qp->tx_psn)) {
+			skip_packet(qp, w);
+			continue;
+		}
 		if (!xr_core_window_left(qp)) {
 			qp->window_blocked = true;
 			break;
@@ -245,18 +294,7 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 		sent++;
 		if (!qp->retry_deadline)
 			qp->retry_deadline = now + xr_qp_ack_timeout_ns(qp);
-		if (is_read_wqe(w)) {
-			/* One request covers every response PSN left in the READ. */
-			qp->tx_psn = xr_psn_add(w->last_psn, 1);
-			qp->tx_pkt = w->npkts;
-		} else {
-			qp->tx_psn = xr_psn_add(qp->tx_psn, 1);
-			qp->tx_pkt++;
-		}
-		if (qp->tx_pkt == w->npkts) {
-			qp->tx_idx++;
-			qp->tx_pkt = 0;
-		}
+		skip_packet(qp, w);
 	}
 	/* The probe waits from the last packet sent; every one of this run went at now. */
 	if (sent)
@@ -289,15 +327,20 @@ static struct xr_swqe *wqe_holding(struct xr_qp_impl *qp, uint32_t psn, uint32_t
 	return NULL;
 }
 
+bool xr_requester_resend(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn)
+{
+	/* Its gather list is read again: the MR may have gone meanwhile. */
+	if (xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) != XR_WC_SUCCESS)
+		return false;
+	return send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn), 0, true);
+}
+
 bool xr_requester_probe(struct xr_qp_impl *qp, uint32_t psn)
 {
 	uint32_t idx;
 	struct xr_swqe *w = wqe_holding(qp, psn, &idx);
 
-	/* Its gather list is read again: the MR may have gone meanwhile. */
-	if (!w || xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) != XR_WC_SUCCESS)
-		return false;
-	return send_packet(qp, w, (uint32_t)xr_psn_diff(psn, w->first_psn), 0, true);
+	return w && xr_requester_resend(qp, w, psn);
 }
 
 void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn)

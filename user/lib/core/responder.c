@@ -64,8 +64,8 @@ static void fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak,
 	xr_qp_to_error(qp);
 }
 
-void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
-		      uint32_t byte_len)
+void xr_recv_finish(struct xr_qp_impl *qp, enum xr_wc_opcode opcode, uint32_t byte_len,
+		    unsigned int wc_flags, uint32_t imm_or_rkey, bool solicited)
 {
 	struct xr_rwqe *r = xr_recv_wqe(qp);
 	struct xr_wc wc = {.wr_id = r->wr_id,
@@ -73,18 +73,38 @@ void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_w
 			   .opcode = opcode,
 			   .byte_len = byte_len,
 			   .qp_num = qp->pub.qp_num,
-			   .src_qp = qp->dest_qpn};
+			   .src_qp = qp->dest_qpn,
+			   .wc_flags = wc_flags};
 
-	if (pkt->opflags & XR_OPF_IMMDT) {
-		wc.imm_data = pkt->imm_be;
-		wc.wc_flags |= XR_WC_WITH_IMM;
-	} else if (pkt->opflags & XR_OPF_IETH) {
-		wc.invalidated_rkey = pkt->ieth_rkey;
-		wc.wc_flags |= XR_WC_WITH_INV;
-	}
-	xr_cq_push(qp->rcq, &wc, pkt->se);
+	if (wc_flags & XR_WC_WITH_IMM)
+		wc.imm_data = imm_or_rkey;
+	else if (wc_flags & XR_WC_WITH_INV)
+		wc.invalidated_rkey = imm_or_rkey;
+	xr_cq_push(qp->rcq, &wc, solicited);
 	xr_recv_consumed(qp);
 	qp->recv_active = false;
+}
+
+void xr_recv_complete(struct xr_qp_impl *qp, const struct xr_pkt *pkt, enum xr_wc_opcode opcode,
+		      uint32_t byte_len)
+{
+	if (pkt->opflags & XR_OPF_IMMDT)
+		xr_recv_finish(qp, opcode, byte_len, XR_WC_WITH_IMM, pkt->imm_be, pkt->se);
+	else if (pkt->opflags & XR_OPF_IETH)
+		xr_recv_finish(qp, opcode, byte_len, XR_WC_WITH_INV, pkt->ieth_rkey, pkt->se);
+	else
+		xr_recv_finish(qp, opcode, byte_len, 0, 0, pkt->se);
+}
+
+void xr_responder_fatal(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint8_t nak)
+{
+	fatal(qp, pkt, nak, XR_WC_SUCCESS);
+}
+
+void xr_responder_rnr_nak(struct xr_qp_impl *qp, uint32_t psn)
+{
+	xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, psn);
+	qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
 }
 
 /* Returns false when the packet was answered with an RNR NAK or a fatal NAK. */
@@ -100,9 +120,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 			return false;
 		}
 		if (!xr_recv_ready(qp) || xr_cq_full(qp->rcq)) {
-			xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer,
-					 pkt->psn);
-			qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
+			xr_responder_rnr_nak(qp, pkt->psn);
 			return false;
 		}
 		qp->recv_active = true;
@@ -124,8 +142,7 @@ static bool handle_send(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	}
 	/* No room to report the message: RNR, and the LAST packet comes again. */
 	if ((f & XR_OPF_LAST) && xr_cq_full(qp->rcq)) {
-		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
-		qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
+		xr_responder_rnr_nak(qp, pkt->psn);
 		return false;
 	}
 	/* Checked for every packet: an MR can be deregistered in the middle of a message. */
@@ -180,8 +197,7 @@ static bool handle_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	if ((f & XR_OPF_RECV_WQE) && (!xr_recv_ready(qp) || xr_cq_full(qp->rcq))) {
 		if (f & XR_OPF_FIRST)
 			qp->write_active = false;
-		xr_core_send_ack(qp->core, qp, XR_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
-		qp->cnt.rnr_naks_tx++, qp->core->stats.rnr_naks_tx++;
+		xr_responder_rnr_nak(qp, pkt->psn);
 		return false;
 	}
 	if ((!(f & XR_OPF_LAST) && pkt->payload_len != qp->mtu) || pkt->payload_len > qp->mtu ||
@@ -395,12 +411,27 @@ bool xr_responder_pending(const struct xr_qp_impl *qp)
 	return false;
 }
 
+/*
+ * The answer a receive batch earned. A requester that speaks selective
+ * repeat gets a SACK while packets are held past a hole (it names them),
+ * and until it shows it heard one (XR_BTH_SR_HEARD): a SACK is how it
+ * learns we speak it too. Otherwise a plain ACK, which XDP absorbs at the
+ * other end.
+ */
+static bool send_ack_or_sack(struct xr_qp_impl *qp)
+{
+	if (qp->sr_requester && (qp->sr_held || !qp->sr_heard))
+		return xr_sr_send_sack(qp);
+	return !qp->ack_pending ||
+	       xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, qp->ack_psn);
+}
+
 void xr_responder_run(struct xr_qp_impl *qp)
 {
 	send_responses(qp);
-	if (qp->ack_pending && !first_responses_pending(qp) &&
-	    xr_core_send_ack(qp->core, qp, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, qp->ack_psn))
-		qp->ack_pending = false;
+	if ((qp->ack_pending || qp->sack_due) && !first_responses_pending(qp) &&
+	    send_ack_or_sack(qp))
+		qp->ack_pending = qp->sack_due = false;
 	/* Called once per engine round: the next one has a new budget and may replay again. */
 	qp->rd_res_frames_round = 0;
 	for (uint32_t i = 0; i < qp->max_dest_rd_atomic; i++)
@@ -436,12 +467,39 @@ static void replay(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 	}
 }
 
+/*
+ * Selective repeat's part of a request: the requester's offer, and whether
+ * a self-placing packet may come at all. false: the QP failed.
+ */
+static bool take_sr(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
+{
+	if (pkt->sr_capable && !qp->sr_requester)
+		xr_sr_rx_enable(qp);
+	if (pkt->sr_heard && qp->sr_requester)
+		qp->sr_heard = true;
+	if (!(pkt->opflags & XR_OPF_PLETH))
+		return true;
+	/* Only from a requester that offered it: any other gets what a standard responder gives. */
+	if (!qp->sr_requester) {
+		fatal(qp, pkt, XR_NAK_INVALID_REQUEST, XR_WC_SUCCESS);
+		return false;
+	}
+	return true;
+}
+
 void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 {
 	int32_t d = xr_psn_diff(pkt->psn, qp->epsn);
 
 	(void)now;
+	if (!take_sr(qp, pkt))
+		return;
 	if (d > 0) {
+		/* Held out of order when it can be placed; the SACK names the gaps. */
+		if (qp->sr_requester && (qp->sr_held || (pkt->opflags & XR_OPF_PLETH))) {
+			xr_sr_rx_ahead(qp, pkt, d);
+			return;
+		}
 		/* Out of sequence: one NAK per gap, the rest dropped silently. */
 		if (!qp->nak_sent) {
 			send_nak(qp, XR_NAK_PSN_SEQ_ERR, qp->epsn);
@@ -460,10 +518,17 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 		return;
 	}
 	qp->nak_sent = false;
+	if (pkt->opflags & XR_OPF_PLETH) {
+		if (xr_sr_rx_in_order(qp, pkt))
+			xr_sr_commit(qp);
+		return;
+	}
 	if (pkt->opflags & (XR_OPF_READ | XR_OPF_ATOMIC)) {
 		if (!handle_read_atomic(qp, pkt))
 			return;
 		qp->epsn = xr_psn_add(qp->epsn, 1);
+		xr_sr_rx_skipped(qp, pkt->psn, qp->epsn);
+		xr_sr_commit(qp);
 		xr_xdp_publish_committed(qp);
 		send_responses(qp);
 		return;
@@ -471,7 +536,8 @@ void xr_responder_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t n
 	if (!((pkt->opflags & XR_OPF_SEND) ? handle_send(qp, pkt) : handle_write(qp, pkt)))
 		return;
 	qp->epsn = xr_psn_add(qp->epsn, 1);
-	xr_xdp_publish_committed(qp);
 	if (pkt->ackreq)
 		queue_ack(qp, pkt->psn);
+	xr_sr_commit(qp);
+	xr_xdp_publish_committed(qp);
 }

@@ -167,6 +167,8 @@ static void publish_path_estimates(struct xr_qp_entry *e, const struct xr_qp_imp
 	publish_u32(&e->srtt_us, (qp->srtt_ns + 999) / 1000);
 	publish_u32(&e->rttvar_us, (qp->rttvar_ns + 999) / 1000);
 	publish_u32(&e->cwnd, qp->cwnd);
+	publish_u32(&e->sr_flags, (qp->sr_peer ? XR_QP_SR_REQUESTER : 0) |
+				      (qp->sr_requester ? XR_QP_SR_RESPONDER : 0));
 }
 
 /* Also refreshes the QP's counters in its entry, for bpftool and the loader. */
