@@ -3,13 +3,16 @@
 # (path MTU 1024) between namespaces A and B joined through the test
 # middlebox in M (tests/e2e/middlebox.c, A <-> M <-> B), clean and then with
 # random loss each way of 0.5, 1, 2 and 5 %, and with the same 1 and 2 % lost
-# in bursts of 8 frames. For each case, in one table: the goodput, the share
+# in bursts of 8 frames. Each impaired case runs twice: with selective repeat
+# (sr, the default between xroce peers) and with go-back-N alone (gbn,
+# XROCE_SELECTIVE_REPEAT=0 at both ends, as against a standard peer). For
+# each case, in one table: the goodput, the share
 # of the clean goodput kept (same run), the request frames the middlebox
 # dropped, the requests retransmitted (as the middlebox saw them: a PSN not
 # beyond the highest sent) per request lost, and the requester engine's
-# retransmission episodes (each rewind or early ask: engine_retransmits) and
-# local ACK timer expiries (engine_timeouts) and tail-loss probes
-# (engine_tail_probes), from xroce stats; and the frames the middlebox's
+# retransmission episodes (each rewind or early ask: engine_retransmits, and
+# each packet a SACK showed lost: engine_sr_resends), local ACK timer expiries
+# (engine_timeouts) and tail-loss probes (engine_tail_probes), from xroce stats; and the frames the middlebox's
 # sockets dropped on their own (mb_drops: it fell behind), losses no case
 # asked for.
 # The clean figure is the middlebox's forwarding rate as much as xroce's: the
@@ -69,18 +72,22 @@ engine_counter() {
 	netns_stat "$NETNS_B" "$VETH_B" "$1"
 }
 
-# run_case NAME MIDDLEBOX_ARGS...: one write_bw run through the middlebox;
-# prints "NAME MB/s dropped retransmitted engine_retransmits timeouts".
+# run_case NAME MODE MIDDLEBOX_ARGS...: one write_bw run through the
+# middlebox, MODE sr or gbn; prints "NAME MB/s dropped retransmitted
+# rtx_events timeouts probes mb_drops".
 run_case() {
-	local name=$1 status=0 mbs
-	shift
+	local name=$1 mode=$2 status=0 mbs
+	shift 2
+	local sr=1
+	[ "$mode" = sr ] || sr=0
 	mb_start --max-seconds $((duration + 60)) "$@"
-	netns_exec "$NETNS_A" timeout $((duration + 60)) "$perf" write_bw -d "$VETH_A" -m 1024 \
-		>"$logdir/server.log" 2>&1 &
+	netns_exec "$NETNS_A" env XROCE_SELECTIVE_REPEAT=$sr timeout $((duration + 60)) "$perf" \
+		write_bw -d "$VETH_A" -m 1024 >"$logdir/server.log" 2>&1 &
 	server_pid=$!
 	netns_wait_tcp_listen "$NETNS_A" 18515 || true
-	netns_exec "$NETNS_B" timeout $((duration + 50)) "$perf" write_bw -d "$VETH_B" -m 1024 \
-		-s 65536 -D "$duration" "$ADDR_A" >"$logdir/client.log" 2>&1 || status=$?
+	netns_exec "$NETNS_B" env XROCE_SELECTIVE_REPEAT=$sr timeout $((duration + 50)) "$perf" \
+		write_bw -d "$VETH_B" -m 1024 -s 65536 -D "$duration" "$ADDR_A" \
+		>"$logdir/client.log" 2>&1 || status=$?
 	wait "$server_pid" || status=$?
 	server_pid=""
 	mb_stop
@@ -94,18 +101,23 @@ run_case() {
 	# The counters are the last engine's, the client's of this run.
 	# The requests go from B to A (b2a).
 	echo "$name ${mbs:-0} $(mb_dir b2a requests_dropped) $(mb_dir b2a retransmits)" \
-		"$(engine_counter engine_retransmits) $(engine_counter engine_timeouts)" \
+		"$(($(engine_counter engine_retransmits) + $(engine_counter engine_sr_resends)))" \
+		"$(engine_counter engine_timeouts)" \
 		"$(engine_counter engine_tail_probes)" \
 		"$(($(mb_dir b2a socket_drops) + $(mb_dir a2b socket_drops)))"
 }
 
 results=()
-results+=("$(run_case clean)")
+results+=("$(run_case clean sr)")
 for pct in 0.5 1 2 5; do
-	results+=("$(run_case "${pct}%" --loss "$pct" --seed 7)")
+	for mode in gbn sr; do
+		results+=("$(run_case "${pct}%-$mode" $mode --loss "$pct" --seed 7)")
+	done
 done
 for pct in 1 2; do
-	results+=("$(run_case "${pct}%-burst8" --loss "$pct" --burst 8 --seed 7)")
+	for mode in gbn sr; do
+		results+=("$(run_case "${pct}%-b8-$mode" $mode --loss "$pct" --burst 8 --seed 7)")
+	done
 done
 
 clean=$(awk '{ print $2 }' <<<"${results[0]}")

@@ -116,10 +116,10 @@ struct xr_matmeth {
 #define XR_DETH_SIZE 8
 #define XR_MATMETH_SIZE 44
 #define XR_PLETH_SIZE 8
-#define XR_SACKETH_SIZE 32
+#define XR_SACKETH_SIZE 36 /* the newest PSN received, then a bitmap of 256 */
 /*
  * Selective repeat: PSNs past the responder's expected PSN it holds out of
- * order, at most, and so the bits of a SACK's bitmap (XR_SACKETH_SIZE).
+ * order, at most, and so the bits of a SACK's bitmap (in XR_SACKETH_SIZE).
  */
 #define XR_SR_WINDOW 256
 

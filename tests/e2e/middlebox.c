@@ -34,7 +34,8 @@
  *   --drop-read-response N  drop the Nth RC READ response frame (opcodes 0x0d-0x10,
  *                        counted as for --drop-write; repeatable)
  *   --drop-ack N         drop the Nth plain ACK (opcode 0x11 with an ACK syndrome, not
- *                        a NAK or an RNR NAK; counted as for --drop-write; repeatable)
+ *                        a NAK or an RNR NAK; or xroce's SACK, 0xc2, which stands for
+ *                        one; counted as for --drop-write; repeatable)
  * (--drop-write, --late-write, --drop-read-response and --drop-ack pick frames
  * by their number alone, for tests whose traffic is known frame by frame.)
  *
@@ -56,7 +57,9 @@
  * The dir lines end with what the picks counted and did: writes,
  * writes_dropped, writes_late, read_responses, read_responses_dropped,
  * plain_acks, plain_acks_dropped, and requests_dropped: the request frames
- * dropped by --loss or a pick, the losses retransmissions are to repair.
+ * dropped by --loss or a pick, the losses retransmissions are to repair;
+ * then sacks and self_placing: the frames of xroce's selective repeat
+ * (docs/selective-repeat.md) the sender sent, SACKs and self-placing WRITEs.
  *
  * xroce's XDP program on an endpoint answers some frames with XDP_TX; a veth
  * only delivers those when its peer (our interface) has NAPI enabled, which an
@@ -106,6 +109,8 @@
 #define OP_READ_RESPONSE_FIRST 0x0d
 #define OP_READ_RESPONSE_ONLY 0x10
 #define OP_ACK 0x11
+#define OP_SACK 0xc2
+#define OP_SR_FIRST 0xe0
 #define OP_ATOMIC_ACK 0x12
 #define AETH_TYPE_MASK 0xe0
 #define AETH_RNR_NAK 0x20
@@ -137,7 +142,8 @@ struct dir_counters {
 	uint64_t requests, retransmits, acks, naks, rnr_naks, atomic_acks;
 	uint64_t writes, writes_dropped, writes_late;
 	uint64_t read_responses, read_responses_dropped, plain_acks, plain_acks_dropped;
-	uint64_t requests_dropped; /* request frames (RC, UC) dropped, for whatever reason */
+	uint64_t requests_dropped;    /* request frames (RC, UC) dropped, for whatever reason */
+	uint64_t sacks, self_placing; /* xroce's selective repeat: 0xc2, 0xe6-0xeb */
 };
 
 /* What one direction carried to one destination QP, as the sender sent it. */
@@ -280,6 +286,8 @@ static void observe(struct direction *d, const uint8_t *bth, size_t bth_len)
 
 	if (!q)
 		q = &spare;
+	d->c.sacks += opcode == OP_SACK;
+	d->c.self_placing += opcode >= OP_SR_FIRST;
 	if (is_request(opcode)) {
 		d->c.requests++;
 		q->requests++;
@@ -478,7 +486,7 @@ static bool pick_response(struct direction *d, const struct frame *f, size_t bth
 		log_action(d, "drop-read-response", f->data + bth);
 		return true;
 	}
-	if (opcode != OP_ACK || f->len - bth < BTH_SIZE + 4 ||
+	if ((opcode != OP_ACK && opcode != OP_SACK) || f->len - bth < BTH_SIZE + 4 ||
 	    (f->data[bth + BTH_SIZE] & AETH_TYPE_MASK))
 		return false;
 	d->c.plain_acks++;
@@ -627,13 +635,14 @@ static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
 		       " oversize %" PRIu64 " socket_drops %u writes %" PRIu64
 		       " writes_dropped %" PRIu64 " writes_late %" PRIu64 " read_responses %" PRIu64
 		       " read_responses_dropped %" PRIu64 " plain_acks %" PRIu64
-		       " plain_acks_dropped %" PRIu64 " requests_dropped %" PRIu64 "\n",
+		       " plain_acks_dropped %" PRIu64 " requests_dropped %" PRIu64 " sacks %" PRIu64
+		       " self_placing %" PRIu64 "\n",
 		       dir_names[i], c->frames, c->roce, c->dropped, c->duplicated, c->reordered,
 		       c->delayed, c->corrupted, c->atomic_acks_dropped, c->requests,
 		       c->retransmits, c->acks, c->naks, c->rnr_naks, c->atomic_acks,
 		       c->send_errors, c->oversize, st.tp_drops, c->writes, c->writes_dropped,
 		       c->writes_late, c->read_responses, c->read_responses_dropped, c->plain_acks,
-		       c->plain_acks_dropped, c->requests_dropped);
+		       c->plain_acks_dropped, c->requests_dropped, c->sacks, c->self_placing);
 	}
 	for (int i = 0; i < NDIRS; i++)
 		for (unsigned int k = 0; k < dirs[i].n_qps; k++) {

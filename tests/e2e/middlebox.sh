@@ -15,7 +15,12 @@
 #                         reliability_e2e's server in B and client (with
 #                         CLIENT_ARGS) in A on port $port (then $port + 1);
 #                         prints both logs; both must exit 0 and print PASS.
+#                         The arrays server_env and client_env hold
+#                         VAR=VALUE settings for each side's process.
 # client_qpn N local|peer the QP number the client reported for its pair N.
+
+server_env=()
+client_env=()
 
 mb_start() {
 	nsenter --net="/var/run/netns/$NETNS_M" "$middlebox" "$VETH_MA" "$VETH_MB" \
@@ -52,11 +57,11 @@ mb_qp() {
 reliability_case() {
 	local name=$1 server_status=0 client_status=0
 	shift
-	nsenter --net="/var/run/netns/$NETNS_B" timeout 200 "$e2e" server "$VETH_B" -p "$port" \
-		>"$logdir/server.log" 2>&1 &
+	nsenter --net="/var/run/netns/$NETNS_B" env "${server_env[@]}" timeout 200 "$e2e" server \
+		"$VETH_B" -p "$port" >"$logdir/server.log" 2>&1 &
 	server_pid=$!
-	nsenter --net="/var/run/netns/$NETNS_A" timeout 200 "$e2e" client "$VETH_A" "$ADDR_B" \
-		-p "$port" "$@" >"$logdir/client.log" 2>&1 || client_status=$?
+	nsenter --net="/var/run/netns/$NETNS_A" env "${client_env[@]}" timeout 200 "$e2e" client \
+		"$VETH_A" "$ADDR_B" -p "$port" "$@" >"$logdir/client.log" 2>&1 || client_status=$?
 	wait "$server_pid" || server_status=$?
 	server_pid=""
 	port=$((port + 1))

@@ -7,6 +7,11 @@
 #      1% duplication, 2% reordering and 0.1% corruption in both directions:
 #      all succeed, in order, exactly once (see reliability_e2e.c); the
 #      middlebox must have impaired both directions and seen retransmissions.
+#      Three times: with selective repeat at both ends (SACKs and
+#      self-placing WRITEs on the wire, lost packets sent again alone),
+#      with go-back-N at both ends, and with selective repeat against a
+#      go-back-N server (XROCE_SELECTIVE_REPEAT=0), which never receives a
+#      frame of selective repeat's.
 #   2. atomic-ack: the middlebox drops the 1st and 3rd atomic ACK: the FAA and
 #      the CAS are each retransmitted, return their original values, and apply
 #      once.
@@ -61,21 +66,45 @@ if [ "$bench" = 1 ]; then
 fi
 
 # 1. The mixed workload through every impairment at once.
-mb_start --seed "$seed" --loss 5 --dup 1 --reorder 2 --reorder-gap 3 --corrupt 0.1
-reliability_case mixed --case mixed --ops "$ops" --seed "$seed"
-mb_stop
-show_middlebox
-for dir in a2b b2a; do
-	for counter in dropped duplicated reordered; do
-		[ "$(mb_dir $dir $counter)" -gt 0 ] || fail "mixed: the middlebox $counter nothing $dir"
+# mixed_case NAME: the mixed case, with server_env and client_env as set.
+mixed_case() {
+	local name=$1
+	mb_start --seed "$seed" --loss 5 --dup 1 --reorder 2 --reorder-gap 3 --corrupt 0.1
+	reliability_case "$name" --case mixed --ops "$ops" --seed "$seed"
+	mb_stop
+	show_middlebox
+	for dir in a2b b2a; do
+		for counter in dropped duplicated reordered; do
+			[ "$(mb_dir $dir $counter)" -gt 0 ] || fail "$name: the middlebox $counter nothing $dir"
+		done
+		[ "$(mb_dir $dir socket_drops)" = 0 ] ||
+			fail "$name: the middlebox lost frames it did not mean to ($dir)"
 	done
-	[ "$(mb_dir $dir socket_drops)" = 0 ] || fail "mixed: the middlebox lost frames it did not mean to ($dir)"
+	[ "$(($(mb_dir a2b corrupted) + $(mb_dir b2a corrupted)))" -gt 0 ] || fail "$name: nothing was corrupted"
+	[ "$(mb_dir a2b retransmits)" -gt 0 ] || fail "$name: no retransmission seen"
+	grep -q "^\[client\] mixed: $ops of $ops ops completed with success" "$logdir/client.log" ||
+		fail "$name: not every op completed"
+	echo "ok   $name: $ops ops exactly once through loss, duplication, reordering and corruption; $(mb_dir a2b retransmits) requests retransmitted"
+}
+
+mixed_case mixed-selective-repeat
+[ "$(mb_dir b2a sacks)" -gt 0 ] && [ "$(mb_dir a2b self_placing)" -gt 0 ] ||
+	fail "mixed-selective-repeat: $(mb_dir b2a sacks) SACKs, $(mb_dir a2b self_placing) self-placing WRITEs"
+[ "$(e2e_stat "$NETNS_A" "$VETH_A" engine_sr_resends)" -gt 0 ] ||
+	fail "mixed-selective-repeat: the client sent nothing again selectively"
+echo "ok   mixed-selective-repeat: $(mb_dir b2a sacks) SACKs, $(mb_dir a2b self_placing) self-placing WRITEs"
+
+server_env=(XROCE_SELECTIVE_REPEAT=0)
+client_env=(XROCE_SELECTIVE_REPEAT=0)
+mixed_case mixed-go-back-n
+client_env=()
+mixed_case mixed-against-go-back-n
+server_env=()
+for dir in a2b b2a; do
+	[ "$(mb_dir $dir sacks)" = 0 ] && [ "$(mb_dir $dir self_placing)" = 0 ] ||
+		fail "mixed-against-go-back-n: $(mb_dir $dir sacks) SACKs, $(mb_dir $dir self_placing) self-placing WRITEs went $dir"
 done
-[ "$(($(mb_dir a2b corrupted) + $(mb_dir b2a corrupted)))" -gt 0 ] || fail "mixed: nothing was corrupted"
-[ "$(mb_dir a2b retransmits)" -gt 0 ] || fail "mixed: no retransmission seen"
-grep -q "^\[client\] mixed: $ops of $ops ops completed with success" "$logdir/client.log" ||
-	fail "mixed: not every op completed"
-echo "ok   mixed: $ops ops exactly once through loss, duplication, reordering and corruption; $(mb_dir a2b retransmits) requests retransmitted"
+echo "ok   mixed-against-go-back-n: the go-back-N server was sent no frame of selective repeat's"
 
 # 2. Lost atomic ACKs: the responder must replay, not apply again.
 mb_start --seed "$seed" --b2a-drop-atomic-ack 1 --b2a-drop-atomic-ack 3

@@ -456,13 +456,15 @@ static void nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t code, uint64_t now)
 }
 
 /*
- * Whether a SACK's bitmap fits what is in flight: every PSN it shows
- * received was sent. base: its first PSN.
+ * Whether a SACK fits what is in flight: every PSN it shows received was
+ * sent. base: its first PSN.
  */
-static bool sack_fits(const struct xr_qp_impl *qp, uint32_t base, const uint8_t *bitmap)
+static bool sack_fits(const struct xr_qp_impl *qp, uint32_t base, const struct xr_pkt *pkt)
 {
+	if (xr_psn_diff(pkt->sack_newest, qp->tx_new_psn) >= 0)
+		return false;
 	for (uint32_t i = XR_SR_WINDOW; i-- > 0;)
-		if (bitmap[i / 8] & (0x80 >> (i % 8)))
+		if (pkt->sack_bitmap[i / 8] & (0x80 >> (i % 8)))
 			return xr_psn_diff(xr_psn_add(base, i), qp->tx_new_psn) < 0;
 	return true;
 }
@@ -486,14 +488,14 @@ static void sack(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 		drop_ghost(qp);
 		return;
 	}
-	if (!sack_fits(qp, base, pkt->sack_bitmap)) {
+	if (!sack_fits(qp, base, pkt)) {
 		drop_bad_response(qp);
 		return;
 	}
 	qp->cnt.sacks_rx++, qp->core->stats.sacks_rx++;
 	plain_ack(qp, pkt->psn, now);
 	if (qp->sr_peer || xr_sr_tx_enable(qp))
-		xr_sr_take_sack(qp, base, pkt->sack_bitmap);
+		xr_sr_take_sack(qp, base, pkt->sack_newest, pkt->sack_bitmap);
 }
 
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)

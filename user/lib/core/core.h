@@ -470,6 +470,7 @@ struct xr_qp_impl {
 	bool sack_due;		     /* a SACK goes out at the end of the rx batch */
 	struct xr_sr_rx_slot *sr_rx; /* XR_SR_WINDOW slots, by PSN (RC with the capability) */
 	uint32_t sr_held;	     /* packets placed past epsn, not yet committed */
+	uint32_t sr_newest;	     /* the newest PSN received past epsn, held or not */
 
 	/* statistics */
 	uint64_t rx_frames;
@@ -874,8 +875,11 @@ void xr_sr_free(struct xr_qp_impl *qp);
 bool xr_sr_sacked(const struct xr_qp_impl *qp, uint32_t psn);
 /* Request psn went out, for the first time (fresh) or again. */
 void xr_sr_sent(struct xr_qp_impl *qp, uint32_t psn, bool fresh);
-/* Takes a SACK's bitmap (base: its first PSN): marks what it shows lost. */
-void xr_sr_take_sack(struct xr_qp_impl *qp, uint32_t base, const uint8_t *bitmap);
+/*
+ * Takes a SACK: the bitmap of what the responder holds from base on, and
+ * the newest PSN it received; marks what that shows lost.
+ */
+void xr_sr_take_sack(struct xr_qp_impl *qp, uint32_t base, uint32_t newest, const uint8_t *bitmap);
 /* Sends again the PSNs marked lost, at most budget; returns how many went. */
 int xr_sr_resend_lost(struct xr_qp_impl *qp, int budget);
 /* Responder: a request past epsn (d PSNs); placed and held when it can be. */

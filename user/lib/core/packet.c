@@ -178,7 +178,9 @@ static void parse_ext_headers(const uint8_t *bth, struct xr_pkt *pkt)
 	h = bth + xr_pleth_off(f);
 	pkt->pleth_offset = f & XR_OPF_PLETH ? rd32(h) : 0;
 	pkt->pleth_recv_seq = f & XR_OPF_PLETH ? rd24(h + 5) : 0;
-	pkt->sack_bitmap = f & XR_OPF_SACKETH ? bth + xr_sacketh_off(f) : NULL;
+	h = bth + xr_sacketh_off(f);
+	pkt->sack_newest = f & XR_OPF_SACKETH ? rd24(h + 1) : 0;
+	pkt->sack_bitmap = f & XR_OPF_SACKETH ? h + 4 : NULL;
 
 	h = bth + xr_aeth_off(f);
 	pkt->aeth_syndrome = f & XR_OPF_AETH ? h[0] : 0;

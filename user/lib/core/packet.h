@@ -64,7 +64,8 @@ struct xr_pkt {
 	uint32_t ieth_rkey;
 	uint32_t deth_qkey, deth_sqpn;
 	uint32_t pleth_offset, pleth_recv_seq; /* selective repeat's placement header */
-	const uint8_t *sack_bitmap;	       /* XR_SACKETH_SIZE bytes, or NULL */
+	uint32_t sack_newest;		       /* SACK: the newest PSN the responder received */
+	const uint8_t *sack_bitmap;	       /* SACK: XR_SR_WINDOW bits, or NULL */
 };
 
 /* Stores v big-endian, as every header field on the wire. */

@@ -30,6 +30,9 @@ enum xr_sr_rx_flags {
 	SR_RX_ACKREQ = 1 << 4,
 };
 
+/* Packets received past a hole that make it lost (TCP's DupThresh). */
+#define XR_SR_DUP_THRESH 3
+
 static struct xr_sr_tx_slot *tx_slot(const struct xr_qp_impl *qp, uint32_t psn)
 {
 	return &qp->sr_tx[psn % XR_SR_WINDOW];
@@ -77,6 +80,7 @@ bool xr_sr_rx_enable(struct xr_qp_impl *qp)
 		return false;
 	qp->sr_requester = true;
 	qp->sr_held = 0;
+	qp->sr_newest = xr_psn_add(qp->epsn, XR_PSN_MASK);
 	return true;
 }
 
@@ -93,6 +97,7 @@ void xr_sr_rx_forget(struct xr_qp_impl *qp)
 	if (qp->sr_rx)
 		memset(qp->sr_rx, 0, XR_SR_WINDOW * sizeof(*qp->sr_rx));
 	qp->sr_held = 0;
+	qp->sr_newest = xr_psn_add(qp->epsn, XR_PSN_MASK);
 }
 
 void xr_sr_reset(struct xr_qp_impl *qp)
@@ -145,39 +150,45 @@ static bool bit_set(const uint8_t *bitmap, uint32_t i)
 }
 
 /*
- * Every hole below the newest PSN the SACK shows received is lost: the
- * path does not reorder (one UDP flow), and a duplicate costs less than a
- * wait. A hole already sent again is lost again only once a packet sent
- * after that retransmission got through.
+ * A hole is lost once the responder received a packet XR_SR_DUP_THRESH
+ * PSNs or more past it, held or not (a packet it could not hold, a SEND
+ * say, is a hole too), as TCP's SACK recovery decides (RFC 6675): a packet
+ * merely overtaken by a couple of others is not sent twice, and a loss in
+ * the last packets of a burst, with fewer behind it, is the tail-loss
+ * probe's to find. A hole already sent again is lost again only once a
+ * packet sent after that retransmission got through.
  */
-void xr_sr_take_sack(struct xr_qp_impl *qp, uint32_t base, const uint8_t *bitmap)
+void xr_sr_take_sack(struct xr_qp_impl *qp, uint32_t base, uint32_t newest, const uint8_t *bitmap)
 {
-	int32_t top = -1;
+	int32_t top = xr_psn_diff(newest, base);
 
-	for (int32_t i = XR_SR_WINDOW - 1; i >= 0; i--)
+	for (int32_t i = XR_SR_WINDOW - 1; i > top; i--)
 		if (bit_set(bitmap, (uint32_t)i)) {
 			top = i;
 			break;
 		}
-	if (top < 0)
+	if (top <= 0)
 		return;
+	if (top >= XR_SR_WINDOW)
+		top = XR_SR_WINDOW - 1;
 	if (xr_psn_diff(xr_psn_add(base, (uint32_t)top), qp->sr_high) > 0)
 		qp->sr_high = xr_psn_add(base, (uint32_t)top);
-	for (int32_t i = 0; i <= top; i++) {
+	for (int32_t i = top; i >= 0; i--) {
 		uint32_t psn = xr_psn_add(base, (uint32_t)i);
+		bool got = bit_set(bitmap, (uint32_t)i);
 		struct xr_sr_tx_slot *s;
 
 		/* Acknowledged already (an ACK overtook the SACK), or never sent. */
 		if (xr_psn_diff(psn, qp->acked_psn) <= 0 || xr_psn_diff(psn, qp->tx_new_psn) >= 0)
 			continue;
 		s = tx_slot_for(qp, psn);
-		if (bit_set(bitmap, (uint32_t)i)) {
-			if (s->flags & SR_TX_LOST)
+		if (got) {
+			if ((s->flags & SR_TX_LOST) && qp->sr_lost)
 				qp->sr_lost--;
 			s->flags = (uint8_t)((s->flags & ~SR_TX_LOST) | SR_TX_SACKED);
 			continue;
 		}
-		if (s->flags & (SR_TX_LOST | SR_TX_SACKED))
+		if ((s->flags & (SR_TX_LOST | SR_TX_SACKED)) || top - i < XR_SR_DUP_THRESH)
 			continue;
 		if ((s->flags & SR_TX_RESENT) && xr_psn_diff(qp->sr_high, s->resent_at) < 0)
 			continue;
@@ -292,6 +303,8 @@ static bool held(const struct xr_qp_impl *qp, uint32_t psn)
 void xr_sr_rx_ahead(struct xr_qp_impl *qp, const struct xr_pkt *pkt, int32_t d)
 {
 	qp->sack_due = true;
+	if (d < XR_SR_WINDOW && xr_psn_diff(pkt->psn, qp->sr_newest) > 0)
+		qp->sr_newest = pkt->psn;
 	if (d >= XR_SR_WINDOW || !(pkt->opflags & XR_OPF_PLETH)) {
 		qp->core->stats.sr_unplaced++;
 		return;
@@ -356,6 +369,9 @@ void xr_sr_commit(struct xr_qp_impl *qp)
 	}
 	if (moved)
 		xr_xdp_publish_committed(qp);
+	/* Kept from falling 2^23 behind, where it would read as ahead again. */
+	if (xr_psn_diff(qp->sr_newest, qp->epsn) < 0)
+		qp->sr_newest = xr_psn_add(qp->epsn, XR_PSN_MASK);
 }
 
 void xr_sr_rx_skipped(struct xr_qp_impl *qp, uint32_t from, uint32_t to)
@@ -373,13 +389,16 @@ bool xr_sr_send_sack(struct xr_qp_impl *qp)
 				    .dqpn = qp->dest_qpn,
 				    .psn = xr_psn_add(qp->epsn, XR_PSN_MASK)};
 	struct xr_pkt_out out;
-	uint8_t *bitmap;
+	uint8_t *sacketh, *bitmap;
 
 	if (!xr_core_frame_begin(qp->core, qp, &bth, 0, &out))
 		return false;
 	xr_put32(out.ext, (uint32_t)(XR_AETH_ACK | XR_AETH_ACK_UNLIMITED) << 24 | qp->msn);
-	bitmap = out.bth + xr_sacketh_off(xr_opinfo[XR_OP_RC_SACK].flags);
-	memset(bitmap, 0, XR_SACKETH_SIZE);
+	sacketh = out.bth + xr_sacketh_off(xr_opinfo[XR_OP_RC_SACK].flags);
+	/* Nothing newer than the expected PSN received: the SACK's own PSN. */
+	xr_put32(sacketh, xr_psn_diff(qp->sr_newest, qp->epsn) > 0 ? qp->sr_newest : bth.psn);
+	bitmap = sacketh + 4;
+	memset(bitmap, 0, XR_SR_WINDOW / 8);
 	for (uint32_t i = 1; qp->sr_held && i < XR_SR_WINDOW; i++)
 		if (held(qp, xr_psn_add(qp->epsn, i)))
 			bitmap[i / 8] |= (uint8_t)(0x80 >> (i % 8));
