@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # xroce-perf -o/--outs (outstanding READs/atomics) between two namespaces
-# joined through the middlebox (A <-> M <-> B, no impairment), each run
-# captured in M, where the frames pass through the kernel (xroce's ends hide
-# them from a capture: XDP takes them before the stack does):
+# joined through the middlebox (A <-> M <-> B), each run captured in M on
+# the client's side, where the frames pass through the kernel (xroce's ends
+# hide them from a capture: XDP takes them before the stack does). The
+# middlebox holds the responses 1 ms on their way back, so that the capture
+# sees every request the client has outstanding at once, however fast the
+# server answers and the middlebox forwards:
 #   1. read_bw and atomic_bw with the same -o N on both sides: both print
 #      "Outstand reads : N" (read_bw also OUT 0x0N for both QPs), the run
 #      completes, and at most N requests are ever in flight in the capture,
@@ -35,7 +38,7 @@ command -v tcpdump >/dev/null || fail "tcpdump not found (scripts/install-deps.s
 
 netns_middlebox_pair oup "$(e2e_subnet)" || fail "could not create the namespaces"
 e2e_attach_both
-mb_start
+mb_start --a2b-delay-us 1000
 
 # outs_printed LOG N: the test header says N outstanding reads.
 outs_printed() {
@@ -47,7 +50,7 @@ outs_printed() {
 # Sets in_flight and requests from the capture.
 run() {
 	local test=$1 size=$2 server_opts=$3 client_opts=$4 server_status=0 client_status=0 counts
-	capture_start "$NETNS_M" "$VETH_MA" "$logdir/run.pcap" || fail "$test: $CAPTURE_WHY"
+	capture_start "$NETNS_M" "$VETH_MB" "$logdir/run.pcap" || fail "$test: $CAPTURE_WHY"
 	# shellcheck disable=SC2086 # the options are meant to be split into words
 	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" -x 1 -n $iters $server_opts \
 		>"$logdir/server.log" 2>&1 &
