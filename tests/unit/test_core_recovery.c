@@ -378,6 +378,55 @@ static void test_sr_holes(void)
 	probe_finish(&c, 1, 16, 0, 22);
 }
 
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * A self-placing WRITE one byte longer than its region, its first packet
+ * lost: the packets after it are not placed either, whatever order they
+ * come in, and the WRITE fails with a remote access error.
+ */
+static void test_sr_write_past_region(void)
+{
+	struct probe_case c;
+	struct xr_wc wc = {0};
+	uint64_t posted;
+
+	probe_setup_sr(&c, 38, true, true);
+	memset(c.dst->base, 0, c.dst->len);
+	{
+		struct xr_sge sge = h_sge(c.src, 0, 4097);
+		struct xr_send_wr wr = {
+		    .wr_id = 9,
+		    .sg_list = &sge,
+		    .num_sge = 1,
+		    .opcode = XR_WR_RDMA_WRITE,
+		    .send_flags = XR_SEND_SIGNALED,
+		    .wr.rdma = {.remote_addr = (uintptr_t)c.dst->base + c.dst->len - 4096,
+				.rkey = c.dst->mr->rkey}};
+		struct xr_send_wr *bad = NULL;
+
+		CHECK(xr_core_post_send(c.qp, &wr, &bad) == 0, "post the WRITE");
+	}
+	xr_core_progress(c.p.side[0].core, c.p.now);
+	CHECK(c.self_placing[0] == 5, "5 self-placing packets sent (%u)", c.self_placing[0]);
+	deliver_losing(&c, 1, 0, 1, 4);
+	CHECK(c.p.side[1].qp->cnt.sr_placed_ahead == 0, "none of the 4 after the loss placed");
+	CHECK(all_zero(c.dst->base, c.dst->len), "the region is untouched");
+	posted = c.p.now;
+	while (c.p.now - posted < 60 * MS && !h_poll(c.p.side[0].scq, &wc, 1))
+		h_run(&c.p, c.p.now + 10 * US, NULL, NULL);
+	CHECK(wc.wr_id == 9 && wc.status == XR_WC_REM_ACCESS_ERR, "WRITE %" PRIu64 ": %s", wc.wr_id,
+	      xr_wc_status_str(wc.status));
+	CHECK(all_zero(c.dst->base, c.dst->len), "the region is still untouched");
+	h_pair_destroy(&c.p);
+}
+
 int main(void)
 {
 	h_group("recovery: round-trip estimate from ACK timing, Karn's rule", test_rtt_samples);
@@ -393,5 +442,7 @@ int main(void)
 	h_group("selective repeat: one packet lost, one sent again", test_sr_one_lost);
 	h_group("selective repeat: a lost retransmission, probed", test_sr_resend_lost);
 	h_group("selective repeat: holes, each lost packet sent again once", test_sr_holes);
+	h_group("selective repeat: a WRITE past its region places nothing",
+		test_sr_write_past_region);
 	return h_exit_status();
 }

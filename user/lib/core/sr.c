@@ -248,10 +248,11 @@ int xr_sr_resend_lost(struct xr_qp_impl *qp, int budget)
 
 /*
  * Places a self-placing WRITE packet: everything it needs is in it, its
- * message's RETH and its offset, so it is checked alone, against the key
- * for exactly its bytes. Failures fail the QP when the packet is the
- * expected one (as go-back-N would); one out of order is dropped, and
- * fails it once it is.
+ * message's RETH and its offset, so it is checked alone: against the key
+ * for the whole message, as a FIRST packet is in go-back-N, so that a
+ * WRITE running past its window places none of its bytes. Failures fail
+ * the QP when the packet is the expected one (as go-back-N would); one
+ * out of order is dropped, and fails it once it is.
  */
 static bool place_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt, bool in_order)
 {
@@ -268,7 +269,7 @@ static bool place_write(struct xr_qp_impl *qp, const struct xr_pkt *pkt, bool in
 	}
 	if (!len)
 		return true;
-	mr = xr_core_resolve_rkey(qp, pkt->reth_rkey, pkt->reth_va + off, len,
+	mr = xr_core_resolve_rkey(qp, pkt->reth_rkey, pkt->reth_va, pkt->reth_len,
 				  XR_ACCESS_REMOTE_WRITE);
 	if (!mr) {
 		if (in_order)
