@@ -296,6 +296,24 @@ static inline void h_setup(struct h_pair *p, uint64_t seed, uint32_t depth,
 	}
 }
 
+/* Frames each side sent in selective repeat's forms: offers, self-placing requests, SACKs. */
+struct h_sr_frames {
+	uint64_t offers[2], self_placing[2], sacks[2];
+};
+
+/* A tap (xr_mem_link_set_tap) counting them into a struct h_sr_frames. */
+static inline void h_count_sr_frames(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	struct h_sr_frames *n = arg;
+	struct xr_pkt pkt;
+
+	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK)
+		return;
+	n->offers[from] += pkt.sr_capable;
+	n->self_placing[from] += !!(pkt.opflags & XR_OPF_PLETH);
+	n->sacks[from] += pkt.opcode == XR_OP_RC_SACK;
+}
+
 /* A registered buffer of len bytes on side s, filled with fill. */
 static inline struct h_buf *h_buf(struct h_pair *p, int s, size_t len, int access, uint8_t fill)
 {

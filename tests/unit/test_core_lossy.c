@@ -348,24 +348,8 @@ enum sr_mode { SR_BOTH, SR_NEITHER, SR_SIDE0_ONLY, SR_MODES };
 static const char *const sr_mode_name[SR_MODES] = {
     "selective repeat both ways", "go-back-N both ways", "selective repeat against go-back-N"};
 
-/* Frames each side sent in selective repeat's own forms: SACKs, self-placing requests. */
-struct sr_frames {
-	uint64_t sacks[2], self_placing[2];
-};
-
-static void count_sr_frames(void *arg, int from, const uint8_t *frame, uint32_t len)
-{
-	struct sr_frames *n = arg;
-	struct xr_pkt pkt;
-
-	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK)
-		return;
-	n->sacks[from] += pkt.opcode == XR_OP_RC_SACK;
-	n->self_placing[from] += !!(pkt.opflags & XR_OPF_PLETH);
-}
-
 static void check_sr_mode(const struct h_pair *p, uint64_t seed, enum sr_mode mode,
-			  const struct sr_frames *n)
+			  const struct h_sr_frames *n)
 {
 	if (mode == SR_BOTH) {
 		for (int s = 0; s < 2; s++)
@@ -406,7 +390,7 @@ static void run_seed(uint64_t seed, uint32_t ops)
 	struct run_state st = {flows, &fg};
 	uint64_t bad_src = 0, bad_dst = 0, ghosts = 0, bad_response = 0, forged = 0, corrupted;
 	enum sr_mode mode = (enum sr_mode)(seed % SR_MODES);
-	struct sr_frames sr_frames = {0};
+	struct h_sr_frames sr_frames = {0};
 	struct h_pair p;
 	enum h_run_result r;
 
@@ -416,7 +400,7 @@ static void run_seed(uint64_t seed, uint32_t ops)
 	o.go_back_n[0] = mode == SR_NEITHER;
 	o.go_back_n[1] = mode != SR_BOTH;
 	h_setup(&p, seed, 1024, &o);
-	xr_mem_link_set_tap(&p.link, count_sr_frames, &sr_frames);
+	xr_mem_link_set_tap(&p.link, h_count_sr_frames, &sr_frames);
 	for (int s = 0; s < 2; s++)
 		CHECK(xr_core_modify_qp(p.side[s].qp, &a, XR_QP_STATE | XR_QP_ACCESS_FLAGS, NULL) ==
 			  0,

@@ -113,21 +113,8 @@ struct probe_case {
 	struct h_pair p;
 	struct h_buf *src, *dst;
 	struct xr_qp_impl *qp;
-	/* frames each side sent: offering selective repeat, self-placing, SACKs */
-	uint32_t offers[2], self_placing[2], sacks[2];
+	struct h_sr_frames sr; /* what each side sent of selective repeat's */
 };
-
-static void count_sr_frames(void *arg, int from, const uint8_t *frame, uint32_t len)
-{
-	struct probe_case *c = arg;
-	struct xr_pkt pkt;
-
-	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK)
-		return;
-	c->offers[from] += pkt.sr_capable;
-	c->self_placing[from] += !!(pkt.opflags & XR_OPF_PLETH);
-	c->sacks[from] += pkt.opcode == XR_OP_RC_SACK;
-}
 
 /* speaks[s]: side s speaks selective repeat. */
 static void probe_setup_sr(struct probe_case *c, uint64_t seed, bool speaks0, bool speaks1)
@@ -138,7 +125,7 @@ static void probe_setup_sr(struct probe_case *c, uint64_t seed, bool speaks0, bo
 	o.go_back_n[0] = !speaks0;
 	o.go_back_n[1] = !speaks1;
 	h_setup(&c->p, seed, 256, &o);
-	xr_mem_link_set_tap(&c->p.link, count_sr_frames, c);
+	xr_mem_link_set_tap(&c->p.link, h_count_sr_frames, &c->sr);
 	c->qp = c->p.side[0].qp;
 	c->src = h_buf(&c->p, 0, 16 * 1024, XR_ACCESS_LOCAL_WRITE, 0);
 	c->dst = h_buf(&c->p, 1, 16 * 1024, H_REMOTE_ALL, 0);
@@ -276,13 +263,14 @@ static void test_sr_negotiated(void)
 
 	probe_setup_sr(&c, 31, true, true);
 	CHECK(c.qp->sr_peer && c.p.side[1].qp->sr_requester, "both ends speak selective repeat");
-	CHECK(c.offers[0] == 1 && c.sacks[1] == 1 && c.self_placing[0] == 0,
-	      "the WRITE offered it (%u), the SACK answered (%u)", c.offers[0], c.sacks[1]);
+	CHECK(c.sr.offers[0] == 1 && c.sr.sacks[1] == 1 && c.sr.self_placing[0] == 0,
+	      "the WRITE offered it (%" PRIu64 "), the SACK answered (%" PRIu64 ")", c.sr.offers[0],
+	      c.sr.sacks[1]);
 	post_write(&c, 1, 4);
-	CHECK(c.self_placing[0] == 4, "the next WRITE went self-placing: %u of 4",
-	      c.self_placing[0]);
+	CHECK(c.sr.self_placing[0] == 4, "the next WRITE went self-placing: %" PRIu64 " of 4",
+	      c.sr.self_placing[0]);
 	arrive(&c.p, 1, 10 * US);
-	CHECK(c.sacks[1] == 1, "its answer was a plain ACK (%u SACKs)", c.sacks[1]);
+	CHECK(c.sr.sacks[1] == 1, "its answer was a plain ACK (%" PRIu64 " SACKs)", c.sr.sacks[1]);
 	probe_finish(&c, 1, 4, 0, 5);
 }
 
@@ -301,12 +289,13 @@ static void sr_with_standard_peer(bool xroce_requester)
 	arrive(&c.p, 0, 10 * US);
 	CHECK(c.qp->cnt.seq_naks_rx == 1, "go-back-N: one NAK");
 	CHECK(!c.qp->sr_peer && !c.p.side[1].qp->sr_requester, "nobody turned selective repeat on");
-	CHECK(c.offers[1 - std] > 0 || !xroce_requester, "the xroce requester offered it");
-	CHECK(c.offers[std] == 0 && c.sacks[0] == 0 && c.sacks[1] == 0 && c.self_placing[0] == 0 &&
-		  c.self_placing[1] == 0,
-	      "nothing non-standard went: %u offers from the standard side, %u + %u SACKs, %u + %u "
-	      "self-placing",
-	      c.offers[std], c.sacks[0], c.sacks[1], c.self_placing[0], c.self_placing[1]);
+	CHECK(c.sr.offers[1 - std] > 0 || !xroce_requester, "the xroce requester offered it");
+	CHECK(c.sr.offers[std] == 0 && c.sr.sacks[0] == 0 && c.sr.sacks[1] == 0 &&
+		  c.sr.self_placing[0] == 0 && c.sr.self_placing[1] == 0,
+	      "nothing non-standard went: %" PRIu64 " offers from the standard side, %" PRIu64
+	      " + %" PRIu64 " SACKs, %" PRIu64 " + %" PRIu64 " self-placing",
+	      c.sr.offers[std], c.sr.sacks[0], c.sr.sacks[1], c.sr.self_placing[0],
+	      c.sr.self_placing[1]);
 	/* The first WRITE, these 8, then 3-8 again. */
 	probe_finish(&c, 1, 8, 0, 15);
 }
@@ -414,7 +403,8 @@ static void test_sr_write_past_region(void)
 		CHECK(xr_core_post_send(c.qp, &wr, &bad) == 0, "post the WRITE");
 	}
 	xr_core_progress(c.p.side[0].core, c.p.now);
-	CHECK(c.self_placing[0] == 5, "5 self-placing packets sent (%u)", c.self_placing[0]);
+	CHECK(c.sr.self_placing[0] == 5, "5 self-placing packets sent (%" PRIu64 ")",
+	      c.sr.self_placing[0]);
 	deliver_losing(&c, 1, 0, 1, 4);
 	CHECK(c.p.side[1].qp->cnt.sr_placed_ahead == 0, "none of the 4 after the loss placed");
 	CHECK(all_zero(c.dst->base, c.dst->len), "the region is untouched");

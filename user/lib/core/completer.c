@@ -456,20 +456,6 @@ static void nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t code, uint64_t now)
 }
 
 /*
- * Whether a SACK fits what is in flight: every PSN it shows received was
- * sent. base: its first PSN.
- */
-static bool sack_fits(const struct xr_qp_impl *qp, uint32_t base, const struct xr_pkt *pkt)
-{
-	if (xr_psn_diff(pkt->sack_newest, qp->tx_new_psn) >= 0)
-		return false;
-	for (uint32_t i = XR_SR_WINDOW; i-- > 0;)
-		if (pkt->sack_bitmap[i / 8] & (0x80 >> (i % 8)))
-			return xr_psn_diff(xr_psn_add(base, i), qp->tx_new_psn) < 0;
-	return true;
-}
-
-/*
  * A selective ACK (xroce's, docs/selective-repeat.md): an ACK of its PSN,
  * the bitmap of what the responder holds past it, and the news that the
  * responder speaks selective repeat. Only a requester that offered it
@@ -477,8 +463,6 @@ static bool sack_fits(const struct xr_qp_impl *qp, uint32_t base, const struct x
  */
 static void sack(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 {
-	uint32_t base = xr_psn_add(pkt->psn, 1);
-
 	if ((pkt->aeth_syndrome & XR_AETH_TYPE_MASK) != XR_AETH_ACK ||
 	    !(qp->core->caps & XR_DEVICE_SELECTIVE_REPEAT)) {
 		drop_bad_response(qp);
@@ -488,14 +472,14 @@ static void sack(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)
 		drop_ghost(qp);
 		return;
 	}
-	if (!sack_fits(qp, base, pkt)) {
+	if (!xr_sr_sack_fits(qp, pkt)) {
 		drop_bad_response(qp);
 		return;
 	}
 	qp->cnt.sacks_rx++, qp->core->stats.sacks_rx++;
 	plain_ack(qp, pkt->psn, now);
 	if (qp->sr_peer || xr_sr_tx_enable(qp))
-		xr_sr_take_sack(qp, base, pkt->sack_newest, pkt->sack_bitmap);
+		xr_sr_take_sack(qp, pkt);
 }
 
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now)

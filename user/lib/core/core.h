@@ -443,7 +443,7 @@ struct xr_qp_impl {
 	bool sr_peer;
 	struct xr_sr_tx_slot *sr_tx; /* XR_SR_WINDOW slots, by PSN (RC with the capability) */
 	uint32_t sr_high;	     /* the newest PSN a SACK reported received */
-	uint32_t sr_lost;	     /* PSNs marked lost and not yet sent again */
+	uint32_t sr_lost;	     /* PSNs marked lost since the last resend pass (0: none) */
 
 	/* responder */
 	uint32_t epsn; /* next expected PSN */
@@ -875,11 +875,13 @@ void xr_sr_free(struct xr_qp_impl *qp);
 bool xr_sr_sacked(const struct xr_qp_impl *qp, uint32_t psn);
 /* Request psn went out, for the first time (fresh) or again. */
 void xr_sr_sent(struct xr_qp_impl *qp, uint32_t psn, bool fresh);
+/* Whether a SACK shows nothing received that was never sent: else it is no peer's. */
+bool xr_sr_sack_fits(const struct xr_qp_impl *qp, const struct xr_pkt *pkt);
 /*
- * Takes a SACK: the bitmap of what the responder holds from base on, and
+ * Takes a SACK: the bitmap of what the responder holds past its PSN, and
  * the newest PSN it received; marks what that shows lost.
  */
-void xr_sr_take_sack(struct xr_qp_impl *qp, uint32_t base, uint32_t newest, const uint8_t *bitmap);
+void xr_sr_take_sack(struct xr_qp_impl *qp, const struct xr_pkt *pkt);
 /* Sends again the PSNs marked lost, at most budget; returns how many went. */
 int xr_sr_resend_lost(struct xr_qp_impl *qp, int budget);
 /* Responder: a request past epsn (d PSNs); placed and held when it can be. */

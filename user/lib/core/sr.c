@@ -144,9 +144,43 @@ void xr_sr_sent(struct xr_qp_impl *qp, uint32_t psn, bool fresh)
 	s->resent_at = qp->tx_new_psn;
 }
 
+/* Bit i of a SACK's bitmap: PSN base + i. */
+static uint8_t sack_bit(uint32_t i)
+{
+	return (uint8_t)(0x80 >> (i % 8));
+}
+
 static bool bit_set(const uint8_t *bitmap, uint32_t i)
 {
-	return bitmap[i / 8] & (0x80 >> (i % 8));
+	return bitmap[i / 8] & sack_bit(i);
+}
+
+/*
+ * How far past its base (the responder's expected PSN) a SACK shows
+ * something received, held (its bitmap) or not (its newest PSN); <= 0 for
+ * nothing.
+ */
+static int32_t sack_reach(const struct xr_pkt *pkt)
+{
+	int32_t reach = xr_psn_diff(pkt->sack_newest, xr_psn_add(pkt->psn, 1));
+
+	for (int32_t byte = XR_SR_WINDOW / 8 - 1; byte >= 0 && 8 * byte + 7 > reach; byte--)
+		if (pkt->sack_bitmap[byte]) {
+			int32_t i = 8 * byte + 7;
+
+			while (!bit_set(pkt->sack_bitmap, (uint32_t)i))
+				i--;
+			return i > reach ? i : reach;
+		}
+	return reach;
+}
+
+bool xr_sr_sack_fits(const struct xr_qp_impl *qp, const struct xr_pkt *pkt)
+{
+	int32_t reach = sack_reach(pkt);
+
+	return reach <= 0 ||
+	       xr_psn_diff(xr_psn_add(pkt->psn, 1 + (uint32_t)reach), qp->tx_new_psn) < 0;
 }
 
 /*
@@ -158,15 +192,12 @@ static bool bit_set(const uint8_t *bitmap, uint32_t i)
  * probe's to find. A hole already sent again is lost again only once a
  * packet sent after that retransmission got through.
  */
-void xr_sr_take_sack(struct xr_qp_impl *qp, uint32_t base, uint32_t newest, const uint8_t *bitmap)
+void xr_sr_take_sack(struct xr_qp_impl *qp, const struct xr_pkt *pkt)
 {
-	int32_t top = xr_psn_diff(newest, base);
+	uint32_t base = xr_psn_add(pkt->psn, 1);
+	const uint8_t *bitmap = pkt->sack_bitmap;
+	int32_t top = sack_reach(pkt);
 
-	for (int32_t i = XR_SR_WINDOW - 1; i > top; i--)
-		if (bit_set(bitmap, (uint32_t)i)) {
-			top = i;
-			break;
-		}
 	if (top <= 0)
 		return;
 	if (top >= XR_SR_WINDOW)
@@ -183,8 +214,6 @@ void xr_sr_take_sack(struct xr_qp_impl *qp, uint32_t base, uint32_t newest, cons
 			continue;
 		s = tx_slot_for(qp, psn);
 		if (got) {
-			if ((s->flags & SR_TX_LOST) && qp->sr_lost)
-				qp->sr_lost--;
 			s->flags = (uint8_t)((s->flags & ~SR_TX_LOST) | SR_TX_SACKED);
 			continue;
 		}
@@ -400,9 +429,11 @@ bool xr_sr_send_sack(struct xr_qp_impl *qp)
 	xr_put32(sacketh, xr_psn_diff(qp->sr_newest, qp->epsn) > 0 ? qp->sr_newest : bth.psn);
 	bitmap = sacketh + 4;
 	memset(bitmap, 0, XR_SR_WINDOW / 8);
-	for (uint32_t i = 1; qp->sr_held && i < XR_SR_WINDOW; i++)
-		if (held(qp, xr_psn_add(qp->epsn, i)))
-			bitmap[i / 8] |= (uint8_t)(0x80 >> (i % 8));
+	for (uint32_t i = 1, found = 0; found < qp->sr_held && i < XR_SR_WINDOW; i++)
+		if (held(qp, xr_psn_add(qp->epsn, i))) {
+			bitmap[i / 8] |= sack_bit(i);
+			found++;
+		}
 	xr_core_frame_send(qp->core, qp, &out);
 	qp->cnt.sacks_tx++, qp->core->stats.sacks_tx++;
 	return true;
