@@ -351,8 +351,8 @@ static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_ent
 	__builtin_memcpy(eth->h_source, qp->local_mac, ETH_ALEN);
 	ip->version = 4;
 	ip->ihl = 5;
-	/* The path's DSCP; ECN marks are the network's to set. */
-	ip->tos = qp->traffic_class & ~0x3;
+	/* As the engine's frames: the path's DSCP and ECN codepoint (ECT(0), or none). */
+	ip->tos = qp->traffic_class;
 	ip->tot_len = bpf_htons(sizeof(*ip) + ACK_UDP_LEN);
 	/* Atomic (DF, never fragmented): its ID identifies nothing (RFC 6864). */
 	ip->id = 0;

@@ -47,6 +47,16 @@ struct xr_bth {
 #define XR_BTH_SR_CAPABLE 0x40000000u
 /* And the next reserved bit: it heard the responder's SACK, so both ends speak it. */
 #define XR_BTH_SR_HEARD 0x20000000u
+/*
+ * BECN, in the byte before DestQP: set in a CNP (RoCEv2 annex A17.9.3).
+ * Like FECN it is variant: the ICRC does not cover it.
+ */
+#define XR_BTH_BECN 0x40000000u
+
+/* The IP header's ECN field (RFC 3168): RoCEv2 sends ECT(0), a congested switch sets CE. */
+#define XR_ECN_MASK 0x03
+#define XR_ECN_ECT0 0x02
+#define XR_ECN_CE 0x03
 
 /* RDMA Extended Transport Header, 16 bytes. */
 struct xr_reth {
@@ -117,6 +127,7 @@ struct xr_matmeth {
 #define XR_MATMETH_SIZE 44
 #define XR_PLETH_SIZE 8
 #define XR_SACKETH_SIZE 36 /* the newest PSN received, then a bitmap of 256 */
+#define XR_CNP_RSVD_SIZE 16  /* a CNP's reserved bytes after its BTH, sent as 0 */
 /*
  * Selective repeat: PSNs past the responder's expected PSN it holds out of
  * order, at most, and so the bits of a SACK's bitmap (in XR_SACKETH_SIZE).
@@ -129,6 +140,7 @@ enum xr_transport {
 	XR_TRANSPORT_UC = 0x20,
 	XR_TRANSPORT_RD = 0x40,
 	XR_TRANSPORT_UD = 0x60,
+	XR_TRANSPORT_CNP = 0x80, /* RoCEv2's congestion notification */
 };
 
 enum xr_opcode {
@@ -171,6 +183,13 @@ enum xr_opcode {
 
 	XR_OP_UD_SEND_ONLY = 0x64,
 	XR_OP_UD_SEND_ONLY_IMM = 0x65,
+
+	/*
+	 * RoCEv2 Congestion Notification Packet: the receiver of a CE-marked
+	 * packet tells its sender's QP (DestQP) to slow down; BTH (BECN set,
+	 * PSN 0) and 16 reserved bytes.
+	 */
+	XR_OP_CNP = 0x81,
 
 	/* Manufacturer-specific range (0xC0-0xFF): xroce's masked atomics, RC. */
 	XR_OP_RC_MASKED_CMP_SWAP = 0xc0,
@@ -217,6 +236,7 @@ enum xr_opflag {
 	XR_OPF_PLETH = 1u << 19,   /* placement header: the packet's offset in its message */
 	XR_OPF_SACKETH = 1u << 20, /* selective ACK bitmap */
 	XR_OPF_XROCE = 1u << 21,   /* xroce's own RC opcode, in the manufacturer range */
+	XR_OPF_CNP = 1u << 22,	   /* a congestion notification: neither request nor response */
 };
 
 struct xr_opinfo {
@@ -301,6 +321,7 @@ static const struct xr_opinfo xr_opinfo[256] = {
 				 XR_BTH_SIZE + XR_DETH_SIZE },
 	[XR_OP_UD_SEND_ONLY_IMM] = { XR__SEND | XR__FO | XR__LO | XR_OPF_DETH | XR_OPF_IMMDT,
 				     XR_BTH_SIZE + XR_DETH_SIZE + XR_IMMDT_SIZE },
+	[XR_OP_CNP] = { XR_OPF_VALID | XR_OPF_CNP, XR_BTH_SIZE + XR_CNP_RSVD_SIZE },
 };
 
 #undef XR__REQ

@@ -84,6 +84,10 @@ struct xr_qp_counters {
 	__u64 sacks_rx;	       /* SACKs received as requester */
 	__u64 sr_resends;      /* packets a SACK showed lost, sent again alone */
 	__u64 sr_placed_ahead; /* packets placed past a gap, held until it filled */
+	/* congestion notification (docs/congestion-control.md) */
+	__u64 ecn_marked; /* frames received with CE in their IP header */
+	__u64 cnps_tx;	  /* CNPs sent to the peer's QP for them */
+	__u64 cnps_rx;	  /* CNPs received: they slow the requester (DCQCN) */
 };
 
 /*
@@ -144,8 +148,9 @@ struct xr_qp_entry {
 	__u8 peer_mac[6];
 	__u8 local_gid[16];
 	__u8 peer_gid[16];
-	__u8 traffic_class; /* userspace: the path's, for replies XDP builds */
-	__u8 path_valid;    /* userspace: 1 once the connected path above is set */
+	/* userspace: the TOS byte of replies XDP builds: the path's DSCP, the QP's ECN codepoint */
+	__u8 traffic_class;
+	__u8 path_valid; /* userspace: 1 once the connected path above is set */
 	/*
 	 * userspace: which process sharing the device holds the QP: 0 the
 	 * device's owner, N its N-th guest (the owner routes their frames)
@@ -161,6 +166,11 @@ struct xr_qp_entry {
 	__u32 cwnd;
 	/* userspace: enum xr_qp_sr_flags, whether each side speaks selective repeat */
 	__u32 sr_flags;
+	/*
+	 * userspace: the rate DCQCN paces the requester at, in Mb/s (0: not
+	 * limited, no CNP came or it recovered)
+	 */
+	__u32 rate_mbps;
 };
 
 enum xr_qp_sr_flags {
@@ -332,6 +342,14 @@ struct xr_engine_stats {
 	__u64 sr_resends;
 	__u64 sr_placed_ahead;
 	__u64 sr_unplaced;
+	/*
+	 * congestion notification: frames received marked CE by a switch;
+	 * CNPs sent for them (at most one per QP per 50 us); CNPs received,
+	 * which slow their QP's requester (DCQCN)
+	 */
+	__u64 ecn_marked;
+	__u64 cnps_tx;
+	__u64 cnps_rx;
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

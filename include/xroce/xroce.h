@@ -69,6 +69,13 @@ enum xr_device_cap_flags {
 	 * environment turns it off, leaving go-back-N alone.
 	 */
 	XR_DEVICE_SELECTIVE_REPEAT = 1 << 1,
+	/*
+	 * Congestion notification as RoCEv2 NICs do it: RC and UC frames go
+	 * ECN-capable (ECT(0)), CNPs answer CE marks and slow the sender
+	 * (DCQCN, docs/congestion-control.md); XROCE_ECN=0 in the environment
+	 * sends Not-ECT instead, so that no switch marks xroce's frames.
+	 */
+	XR_DEVICE_ECN = 1 << 2,
 };
 
 struct xr_device_open_attr {

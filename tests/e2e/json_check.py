@@ -54,10 +54,12 @@ ENGINE_COUNTERS = [
                   "sleeps_in_flight", "standby_looks", "mads_rx", "mads_tx",
                   "mads_malformed", "mads_unserved", "cm_unmatched", "cm_forged",
                   "cm_duplicates", "cm_retries", "cm_timeouts", "cm_listens", "tail_probes",
-                  "sacks_tx", "sacks_rx", "sr_resends", "sr_placed_ahead", "sr_unplaced"]
+                  "sacks_tx", "sacks_rx", "sr_resends", "sr_placed_ahead", "sr_unplaced",
+                  "ecn_marked", "cnps_tx", "cnps_rx"]
 QP_MEMBERS = [
     "qpn", "state", "xdp_state", "type", "dest_qpn", "udp_sport", "next_psn", "acked_psn",
-    "expected_psn", "msn", "srtt_us", "rttvar_us", "cwnd", "sr_requester", "sr_responder",
+    "expected_psn", "msn", "srtt_us", "rttvar_us", "cwnd", "rate_mbps", "sr_requester",
+    "sr_responder",
     "engine_sleeping",
     "xdp_absorbs_acks", "xdp_answers_dups", "counters",
 ]
@@ -66,7 +68,8 @@ CWND_MIN, CWND_MAX = 8, 512
 QP_COUNTERS = [
     "rx_frames", "acks_absorbed", "dups_answered", "tx_frames", "retransmits", "timeouts",
     "dup_requests",
-] + NAK_COUNTERS + ["tail_probes", "sacks_tx", "sacks_rx", "sr_resends", "sr_placed_ahead"]
+] + NAK_COUNTERS + ["tail_probes", "sacks_tx", "sacks_rx", "sr_resends", "sr_placed_ahead",
+                    "ecn_marked", "cnps_tx", "cnps_rx"]
 MALFORMED_DROPS = ["drop_truncated", "drop_bad_tver", "drop_bad_opcode", "drop_bad_length",
                    "drop_bad_icrc"]
 

@@ -20,6 +20,18 @@
  *                        later frames of its direction have gone, or 2 ms (a
  *                        frame both duplicated and held goes out once)
  *   --delay-us US        delay every RoCE frame by US microseconds (FIFO)
+ *   --rate-mbps R        a bottleneck: RoCE frames depart one after another, each
+ *                        taking its length (Ethernet header on) times 8 / R
+ *                        microseconds, and wait for it in a FIFO; --delay-us then
+ *                        counts from the departure (default 0: no bottleneck; else
+ *                        at least 0.001)
+ *   --queue-frames N     the bottleneck holds N frames waiting to depart (default
+ *                        1000, at most 4096); one arriving to a full queue is dropped
+ *   --ce-threshold N     a frame sent ECT(0) or ECT(1) that arrives at the bottleneck
+ *                        when N or more frames wait to depart leaves marked CE (the
+ *                        ICRC does not cover the ECN bits); 0, the default, marks
+ *                        nothing
+ * (--queue-frames and --ce-threshold do nothing without --rate-mbps.)
  *   --corrupt PCT        flip one random bit after the UDP header (the ICRC fails)
  *   --drop-atomic-ack N  drop the Nth atomic ACK (1-based; repeatable)
  *   --drop-write N       drop the Nth RC RDMA WRITE request frame (opcodes 0x06-0x0b,
@@ -47,7 +59,7 @@
  * It observes what the endpoints send before impairing it and counts, per
  * direction and per destination QP: requests (RC and UC), retransmitted
  * requests (PSN not beyond the highest seen), sends of the first request
- * PSN, ACKs, NAKs, RNR NAKs, atomic ACKs. On SIGTERM or SIGINT (or at
+ * PSN, ACKs, NAKs, RNR NAKs, atomic ACKs, CNPs. On SIGTERM or SIGINT (or at
  * --max-seconds) it prints the counters, one "KEY VALUE" list per line, and
  * exits 0:
  *
@@ -57,9 +69,14 @@
  * The dir lines end with what the picks counted and did: writes,
  * writes_dropped, writes_late, read_responses, read_responses_dropped,
  * plain_acks, plain_acks_dropped, and requests_dropped: the request frames
- * dropped by --loss or a pick, the losses retransmissions are to repair;
+ * dropped by --loss, a pick or a full queue, the losses retransmissions are to repair;
  * then sacks and self_placing: the frames of xroce's selective repeat
  * (docs/selective-repeat.md) the sender sent, SACKs and self-placing WRITEs.
+ * Last come the bottleneck's: queue_dropped, the frames a full queue
+ * dropped (in dropped too); ce_marked, the frames it marked CE; ect, the
+ * RoCE frames sent with an ECN field other than Not-ECT (CE included);
+ * cnps, the CNPs (opcode 0x81) sent; queue_max, the most frames that ever
+ * waited to depart at once.
  *
  * xroce's XDP program on an endpoint answers some frames with XDP_TX; a veth
  * only delivers those when its peer (our interface) has NAPI enabled, which an
@@ -82,6 +99,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +120,9 @@
 #define MAX_ATOMIC_ACK_DROPS 16
 #define MAX_PICKS 16
 #define LATE_WRITE_US_DEFAULT 300000
+#define QUEUE_FRAMES_DEFAULT 1000
+/* Departures microseconds apart need wakeups about that precise, not the default 50 us. */
+#define TIMER_SLACK_NS 1000ul
 
 #define BTH_SIZE 12
 #define OP_WRITE_FIRST 0x06
@@ -112,9 +133,12 @@
 #define OP_SACK 0xc2
 #define OP_SR_FIRST 0xe0
 #define OP_ATOMIC_ACK 0x12
+#define OP_CNP 0x81
 #define AETH_TYPE_MASK 0xe0
 #define AETH_RNR_NAK 0x20
 #define AETH_NAK 0x60
+#define ECN_NOT_ECT 0
+#define ECN_CE 3
 
 enum dir { A2B, B2A, NDIRS };
 
@@ -125,6 +149,9 @@ struct impairment {
 	unsigned int burst;		    /* frames one loss drops */
 	unsigned int reorder_gap;
 	unsigned int delay_us;
+	double rate_mbps;	   /* the bottleneck's rate, 0 for none */
+	unsigned int queue_frames; /* frames waiting to depart it, at most */
+	unsigned int ce_threshold; /* frames waiting from which on arrivals get CE */
 	unsigned int n_ack_drops;
 	uint64_t ack_drops[MAX_ATOMIC_ACK_DROPS];
 	/* Which WRITE request frames to drop, or to send again late_write_us later. */
@@ -144,6 +171,7 @@ struct dir_counters {
 	uint64_t read_responses, read_responses_dropped, plain_acks, plain_acks_dropped;
 	uint64_t requests_dropped;    /* request frames (RC, UC) dropped, for whatever reason */
 	uint64_t sacks, self_placing; /* xroce's selective repeat: 0xc2, 0xe6-0xeb */
+	uint64_t queue_dropped, ce_marked, ect, cnps, queue_max;
 };
 
 /* What one direction carried to one destination QP, as the sender sent it. */
@@ -152,7 +180,7 @@ struct qp_counters {
 	bool seen_request;
 	uint32_t max_psn, first_psn;
 	uint64_t requests, retransmits, first_psn_sends;
-	uint64_t acks, naks, rnr_naks, atomic_acks;
+	uint64_t acks, naks, rnr_naks, atomic_acks, cnps;
 };
 
 struct frame {
@@ -161,7 +189,7 @@ struct frame {
 };
 
 struct delayed {
-	int64_t release_ns;
+	int64_t departure_ns, release_ns;
 	struct frame f;
 };
 
@@ -180,9 +208,14 @@ struct direction {
 	uint64_t rng;
 	unsigned int burst_left; /* frames the loss under way still drops */
 	int out_fd;
-	/* FIFO: a fixed delay keeps release times in order. */
+	/*
+	 * FIFO: departures in order plus a fixed delay keep release times in
+	 * order. Its last `waiting` frames have not departed (as of the last
+	 * look; see queued()).
+	 */
 	struct delayed *delay_q;
-	unsigned int delay_head, delay_count;
+	unsigned int delay_head, delay_count, waiting;
+	int64_t last_departure_ns;
 	struct held *held;
 };
 
@@ -252,6 +285,42 @@ static size_t roce_offset(const uint8_t *p, size_t len)
 	return l4 + 8;
 }
 
+/* For a frame roce_offset() accepted: IPv4, or else IPv6. */
+static bool is_ipv4(const uint8_t *p)
+{
+	return (p[12] << 8 | p[13]) == ETH_P_IP;
+}
+
+/* The IP ECN field: the low bits of the TOS byte, or of the traffic class. */
+static unsigned int ecn_of(const uint8_t *p)
+{
+	const uint8_t *ip = p + ETH_HLEN;
+
+	return is_ipv4(p) ? ip[1] & 3 : (ip[1] >> 4) & 3;
+}
+
+static void set_ce(uint8_t *p)
+{
+	uint8_t *ip = p + ETH_HLEN;
+	size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
+	uint32_t sum = 0;
+
+	if (!is_ipv4(p)) {
+		ip[1] |= ECN_CE << 4;
+		return;
+	}
+	ip[1] |= ECN_CE;
+	ip[10] = ip[11] = 0;
+	for (size_t i = 0; i + 1 < ihl; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	/* At most 30 words: two folds leave no carry. */
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	ip[10] = (uint8_t)(sum >> 8);
+	ip[11] = (uint8_t)sum;
+}
+
 /*
  * RC requests, xroce's masked atomics (0xc0, 0xc1) and self-placing WRITEs
  * (0xe6-0xeb), and UC's SENDs and WRITEs (0x20-0x2b). xroce's SACK (0xc2)
@@ -288,6 +357,11 @@ static void observe(struct direction *d, const uint8_t *bth, size_t bth_len)
 		q = &spare;
 	d->c.sacks += opcode == OP_SACK;
 	d->c.self_placing += opcode >= OP_SR_FIRST;
+	if (opcode == OP_CNP) {
+		d->c.cnps++;
+		q->cnps++;
+		return;
+	}
 	if (is_request(opcode)) {
 		d->c.requests++;
 		q->requests++;
@@ -326,31 +400,107 @@ static void observe(struct direction *d, const uint8_t *bth, size_t bth_len)
 	}
 }
 
+static void log_action(const struct direction *d, const char *action, const uint8_t *bth)
+{
+	if (!verbose)
+		return;
+	printf("%s %s opcode 0x%02x qp 0x%06x psn %u\n", dir_names[d - dirs], action, bth[0],
+	       (unsigned int)(bth[5] << 16 | bth[6] << 8 | bth[7]),
+	       (unsigned int)(bth[9] << 16 | bth[10] << 8 | bth[11]));
+}
+
 static void transmit(struct direction *d, const struct frame *f)
 {
 	if (send(d->out_fd, f->data, f->len, 0) < 0)
 		d->c.send_errors++;
 }
 
-/* After any hold: a fixed delay, or straight out. */
+/*
+ * The frames waiting to depart the bottleneck at now. Those that departed
+ * since the last look leave the count only here: nothing else needs it.
+ */
+static unsigned int queued(struct direction *d, int64_t now)
+{
+	while (d->waiting) {
+		unsigned int i = (d->delay_head + d->delay_count - d->waiting) % DELAY_SLOTS;
+
+		if (d->delay_q[i].departure_ns > now)
+			break;
+		d->waiting--;
+	}
+	return d->waiting;
+}
+
+/* Whether the bottleneck, with n frames waiting, has room for f: else a tail drop. */
+static bool admit(struct direction *d, const struct frame *f, unsigned int n)
+{
+	size_t bth;
+
+	if (n < d->imp.queue_frames)
+		return true;
+	bth = roce_offset(f->data, f->len);
+	d->c.dropped++;
+	d->c.queue_dropped++;
+	if (is_request(f->data[bth]))
+		d->c.requests_dropped++;
+	log_action(d, "queue-drop", f->data + bth);
+	return false;
+}
+
+static void mark_ce(struct direction *d, struct frame *f)
+{
+	unsigned int ecn = ecn_of(f->data);
+
+	/* A Not-ECT sender cannot take the mark, and a CE frame has it already. */
+	if (ecn == ECN_NOT_ECT || ecn == ECN_CE)
+		return;
+	set_ce(f->data);
+	d->c.ce_marked++;
+	log_action(d, "ce-mark", f->data + roce_offset(f->data, f->len));
+}
+
+/* After any hold: the bottleneck and a fixed delay, or straight out. */
 static void output(struct direction *d, const struct frame *f, int64_t now)
 {
 	struct delayed *slot;
+	int64_t departure = now;
+	unsigned int n = 0;
 
-	if (!d->imp.delay_us) {
+	if (!d->imp.delay_us && !d->imp.rate_mbps) {
 		transmit(d, f);
 		return;
 	}
+	if (d->imp.rate_mbps) {
+		n = queued(d, now);
+		if (!admit(d, f, n))
+			return;
+	}
 	if (d->delay_count == DELAY_SLOTS) {
-		/* Never reached at test rates; a full queue behaves as loss. */
+		/*
+		 * Never reached at test rates (frames in their delay fill it
+		 * too, beyond --queue-frames); a full FIFO behaves as loss.
+		 */
 		d->c.dropped++;
 		return;
 	}
 	slot = &d->delay_q[(d->delay_head + d->delay_count++) % DELAY_SLOTS];
-	slot->release_ns = now + (int64_t)d->imp.delay_us * 1000;
 	slot->f.len = f->len;
 	memcpy(slot->f.data, f->data, f->len);
-	d->c.delayed++;
+	if (d->imp.rate_mbps) {
+		/* len * 8 bits at R bits per microsecond, in ns */
+		departure = now > d->last_departure_ns ? now : d->last_departure_ns;
+		departure += (int64_t)(f->len * 8000.0 / d->imp.rate_mbps + 0.5);
+		d->last_departure_ns = departure;
+		if (++d->waiting > d->c.queue_max)
+			d->c.queue_max = d->waiting;
+		/* The copy is marked: a duplicate's other copy met its own queue. */
+		if (d->imp.ce_threshold && n >= d->imp.ce_threshold)
+			mark_ce(d, &slot->f);
+	}
+	slot->departure_ns = departure;
+	slot->release_ns = departure + (int64_t)d->imp.delay_us * 1000;
+	if (d->imp.delay_us)
+		d->c.delayed++;
 }
 
 /* Holds a copy of f until frames_left more frames went out or the deadline passed. */
@@ -400,6 +550,8 @@ static void release_due(struct direction *d, int64_t now)
 			output(d, &h->f, now);
 		}
 	}
+	/* What is released has departed: it must not stay counted as waiting. */
+	queued(d, now);
 	while (d->delay_count && d->delay_q[d->delay_head].release_ns <= now) {
 		transmit(d, &d->delay_q[d->delay_head].f);
 		d->delay_head = (d->delay_head + 1) % DELAY_SLOTS;
@@ -415,15 +567,6 @@ static int64_t next_deadline(const struct direction *d, int64_t until)
 	if (d->delay_count && d->delay_q[d->delay_head].release_ns < until)
 		until = d->delay_q[d->delay_head].release_ns;
 	return until;
-}
-
-static void log_action(const struct direction *d, const char *action, const uint8_t *bth)
-{
-	if (!verbose)
-		return;
-	printf("%s %s opcode 0x%02x qp 0x%06x psn %u\n", dir_names[d - dirs], action, bth[0],
-	       (unsigned int)(bth[5] << 16 | bth[6] << 8 | bth[7]),
-	       (unsigned int)(bth[9] << 16 | bth[10] << 8 | bth[11]));
 }
 
 static bool drop_this_atomic_ack(struct direction *d)
@@ -524,6 +667,7 @@ static void process(struct direction *d, struct frame *f, int64_t now)
 	}
 	d->c.roce++;
 	observe(d, f->data + bth, f->len - bth);
+	d->c.ect += ecn_of(f->data) != ECN_NOT_ECT;
 	if (f->data[bth] == OP_ATOMIC_ACK && drop_this_atomic_ack(d)) {
 		d->c.atomic_acks_dropped++;
 		log_action(d, "drop-atomic-ack", f->data + bth);
@@ -636,13 +780,15 @@ static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
 		       " writes_dropped %" PRIu64 " writes_late %" PRIu64 " read_responses %" PRIu64
 		       " read_responses_dropped %" PRIu64 " plain_acks %" PRIu64
 		       " plain_acks_dropped %" PRIu64 " requests_dropped %" PRIu64 " sacks %" PRIu64
-		       " self_placing %" PRIu64 "\n",
+		       " self_placing %" PRIu64 " queue_dropped %" PRIu64 " ce_marked %" PRIu64
+		       " ect %" PRIu64 " cnps %" PRIu64 " queue_max %" PRIu64 "\n",
 		       dir_names[i], c->frames, c->roce, c->dropped, c->duplicated, c->reordered,
 		       c->delayed, c->corrupted, c->atomic_acks_dropped, c->requests,
 		       c->retransmits, c->acks, c->naks, c->rnr_naks, c->atomic_acks,
 		       c->send_errors, c->oversize, st.tp_drops, c->writes, c->writes_dropped,
 		       c->writes_late, c->read_responses, c->read_responses_dropped, c->plain_acks,
-		       c->plain_acks_dropped, c->requests_dropped, c->sacks, c->self_placing);
+		       c->plain_acks_dropped, c->requests_dropped, c->sacks, c->self_placing,
+		       c->queue_dropped, c->ce_marked, c->ect, c->cnps, c->queue_max);
 	}
 	for (int i = 0; i < NDIRS; i++)
 		for (unsigned int k = 0; k < dirs[i].n_qps; k++) {
@@ -650,9 +796,10 @@ static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
 
 			printf("qp %s 0x%06x requests %" PRIu64 " retransmits %" PRIu64
 			       " first_psn_sends %" PRIu64 " acks %" PRIu64 " naks %" PRIu64
-			       " rnr_naks %" PRIu64 " atomic_acks %" PRIu64 "\n",
+			       " rnr_naks %" PRIu64 " atomic_acks %" PRIu64 " cnps %" PRIu64 "\n",
 			       dir_names[i], q->qpn, q->requests, q->retransmits,
-			       q->first_psn_sends, q->acks, q->naks, q->rnr_naks, q->atomic_acks);
+			       q->first_psn_sends, q->acks, q->naks, q->rnr_naks, q->atomic_acks,
+			       q->cnps);
 		}
 	fflush(stdout);
 }
@@ -666,6 +813,7 @@ static void usage(void)
 			"       [--delay-us US] [--corrupt PCT] [--drop-atomic-ack N]...\n"
 			"       [--drop-write N]... [--late-write N]... [--late-write-us US]\n"
 			"       [--drop-read-response N]... [--drop-ack N]...\n"
+			"       [--rate-mbps R] [--queue-frames N] [--ce-threshold N]\n"
 			"       (a2b-/b2a- after the dashes, e.g. --b2a-loss 5, limits to one "
 			"direction)\n");
 }
@@ -706,6 +854,14 @@ static bool parse_impairment(const char *opt, const char *value)
 			imp->reorder_gap = (unsigned int)v;
 		else if (!strcmp(opt, "delay-us") && parse_number(value, 1e6, &v))
 			imp->delay_us = (unsigned int)v;
+		/* At 1 kbit/s a jumbo frame takes 74 s; far slower would overflow the ns math. */
+		else if (!strcmp(opt, "rate-mbps") && parse_number(value, 1e6, &v) &&
+			 (!v || v >= 0.001))
+			imp->rate_mbps = v;
+		else if (!strcmp(opt, "queue-frames") && parse_number(value, 1e9, &v) && v >= 1)
+			imp->queue_frames = (unsigned int)v;
+		else if (!strcmp(opt, "ce-threshold") && parse_number(value, 1e9, &v))
+			imp->ce_threshold = (unsigned int)v;
 		else if (!strcmp(opt, "drop-atomic-ack") && parse_number(value, 1e12, &v) &&
 			 v >= 1 && imp->n_ack_drops < MAX_ATOMIC_ACK_DROPS)
 			imp->ack_drops[imp->n_ack_drops++] = (uint64_t)v;
@@ -797,6 +953,21 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		i++;
+	}
+	for (int i = 0; i < NDIRS; i++) {
+		struct impairment *imp = &dirs[i].imp;
+
+		/* The waiting frames are slots of the FIFO, which has no more. */
+		if (imp->queue_frames > DELAY_SLOTS) {
+			fprintf(stderr,
+				PROG ": --queue-frames %u (%s): too many, the queue has %d slots\n",
+				imp->queue_frames, dir_names[i], DELAY_SLOTS);
+			return 2;
+		}
+		if (!imp->queue_frames)
+			imp->queue_frames = QUEUE_FRAMES_DEFAULT;
+		if (imp->rate_mbps)
+			prctl(PR_SET_TIMERSLACK, TIMER_SLACK_NS, 0ul, 0ul, 0ul);
 	}
 	for (int i = 0; i < NDIRS; i++) {
 		dirs[i].rng = (seed + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(i + 1) << 56;

@@ -22,6 +22,12 @@
 #      only packet, followed by nothing that could earn a NAK): it still
 #      completes in under 0.5 s, recovered by a tail-loss probe, with no
 #      ACK timer expiry.
+#   5. congestion: the mixed workload through a 200 Mb/s bottleneck that
+#      marks CE behind 16 queued frames and never drops: the client's frames
+#      go ECT(0), the server answers the marks with CNPs, the client takes
+#      each one (DCQCN cuts its rate), counted alike by the middlebox and
+#      both engines; every op succeeds and nothing is lost. Again with the
+#      client Not-ECT (XROCE_ECN=0): nothing is marked and no CNP flows.
 # With --bench it only measures WRITE bandwidth at 0%, 1% and 5% loss.
 # Needs root. Env: BUILD (build dir, default build), OPS (default 20000),
 # SEED (default: random, printed); XROCE_XDP_FAST_PATH=0 (read by libxroce)
@@ -143,6 +149,41 @@ mb_stop
 [ "$(client_engine engine_tail_probes)" -ge 1 ] || fail "tail loss: no tail-loss probe"
 [ "$(client_engine engine_timeouts)" = 0 ] || fail "tail loss: the ACK timer expired"
 echo "ok   tail loss: the last WRITE lost and recovered in under 0.5 s by $(client_engine engine_tail_probes) probe(s), no ACK timer expiry"
+
+# 5. A congested queue that marks instead of dropping.
+# congestion_case NAME: the mixed case through the marking bottleneck.
+congestion_case() {
+	local name=$1
+	mb_start --seed "$seed" --a2b-rate-mbps 200 --a2b-queue-frames 4000 --a2b-ce-threshold 16
+	reliability_case "$name" --case mixed --ops 5000 --seed "$seed"
+	mb_stop
+	show_middlebox
+	grep -q "^\[client\] mixed: 5000 of 5000 ops completed with success" "$logdir/client.log" ||
+		fail "$name: not every op completed"
+	for dir in a2b b2a; do
+		[ "$(mb_dir $dir dropped)" = 0 ] && [ "$(mb_dir $dir socket_drops)" = 0 ] ||
+			fail "$name: frames were lost $dir"
+	done
+}
+congestion_case congestion-ecn
+marked=$(mb_dir a2b ce_marked) cnps=$(mb_dir b2a cnps)
+[ "$(mb_dir a2b ect)" -gt 0 ] && [ "$marked" -gt 0 ] ||
+	fail "congestion-ecn: $(mb_dir a2b ect) ECN-capable frames, $marked marked CE"
+[ "$cnps" -gt 0 ] && [ "$(mb_dir a2b cnps)" = 0 ] ||
+	fail "congestion-ecn: $cnps CNPs from the server, $(mb_dir a2b cnps) from the client"
+server_cnps=$(e2e_stat "$NETNS_B" "$VETH_B" engine_cnps_tx)
+[ "$(e2e_stat "$NETNS_B" "$VETH_B" engine_ecn_marked)" = "$marked" ] && [ "$server_cnps" = "$cnps" ] ||
+	fail "congestion-ecn: the server saw $(e2e_stat "$NETNS_B" "$VETH_B" engine_ecn_marked) of $marked marks and sent $server_cnps of $cnps CNPs"
+[ "$(client_engine engine_cnps_rx)" = "$cnps" ] ||
+	fail "congestion-ecn: the client took $(client_engine engine_cnps_rx) of $cnps CNPs"
+echo "ok   congestion-ecn: $marked frames marked CE, $cnps CNPs sent and taken, the queue at most $(mb_dir a2b queue_max) frames, nothing lost"
+
+client_env=(XROCE_ECN=0)
+congestion_case congestion-not-ect
+client_env=()
+[ "$(mb_dir a2b ect)" = 0 ] && [ "$(mb_dir a2b ce_marked)" = 0 ] && [ "$(mb_dir b2a cnps)" = 0 ] ||
+	fail "congestion-not-ect: $(mb_dir a2b ect) ECN-capable frames, $(mb_dir a2b ce_marked) marked, $(mb_dir b2a cnps) CNPs"
+echo "ok   congestion-not-ect: Not-ECT frames queued up to $(mb_dir a2b queue_max), none marked, no CNP"
 
 for end in "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; do
 	echo "--- xroce stats ${end#*:}:"

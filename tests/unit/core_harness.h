@@ -91,6 +91,7 @@ struct h_qp_opts {
 	uint8_t rd_atomic;     /* max_rd_atomic and max_dest_rd_atomic */
 	struct xr_srq *srq[2]; /* each side's SRQ, or NULL */
 	bool go_back_n[2];     /* the side speaks no selective repeat, as a standard peer */
+	bool no_ecn[2];	       /* the side sends Not-ECT (XROCE_ECN=0) */
 };
 
 static inline struct h_qp_opts h_default_opts(void)
@@ -285,8 +286,9 @@ static inline void h_setup(struct h_pair *p, uint64_t seed, uint32_t depth,
 	int err = h_pair_init(p, seed, depth);
 
 	for (int s = 0; !err && s < 2; s++)
-		if (o->go_back_n[s])
-			p->side[s].core->caps &= ~(uint64_t)XR_DEVICE_SELECTIVE_REPEAT;
+		p->side[s].core->caps &=
+		    ~((o->go_back_n[s] ? (uint64_t)XR_DEVICE_SELECTIVE_REPEAT : 0) |
+		      (o->no_ecn[s] ? (uint64_t)XR_DEVICE_ECN : 0));
 	if (!err)
 		err = h_connect(p, o);
 	if (err) {

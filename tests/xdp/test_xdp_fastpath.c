@@ -30,8 +30,8 @@
 #define OUR_SPORT 0xc123
 #define PEER_SPORT 0xc456
 #define ACK_FRAME_LEN 62
-/* The path's traffic class: DSCP 26 and an ECN codepoint, which replies must not copy. */
-#define PATH_TCLASS (26 << 2 | 0x2)
+/* The entry's TOS for replies: DSCP 26 and the engine's ECN codepoint, ECT(0). */
+#define PATH_TCLASS (26 << 2 | XR_ECN_ECT0)
 
 /* Requester: PSNs up to 0xfffff0 acknowledged, sent up to 0x000010 (wraps). */
 #define REQ_ACKED 0xfffff0u
@@ -399,9 +399,10 @@ static void check_ack_out(const char *name, const struct result *res)
 		snprintf(why, sizeof(why), "MAC addresses not the path's");
 	else if (memcmp(ip + 12, our_ip, 4) || memcmp(ip + 16, peer_ip, 4))
 		snprintf(why, sizeof(why), "IP addresses not the path's");
-	else if (ip[1] != (PATH_TCLASS & ~0x3))
-		snprintf(why, sizeof(why), "TOS 0x%02x, expected the path's DSCP 0x%02x", ip[1],
-			 PATH_TCLASS & ~0x3);
+	else if (ip[1] != PATH_TCLASS)
+		snprintf(why, sizeof(why),
+			 "TOS 0x%02x, expected the entry's DSCP and ECT(0), 0x%02x", ip[1],
+			 PATH_TCLASS);
 	else if (ip[8] != 64 || ip[6] != 0x40 || ip[7] != 0 || ip[4] || ip[5] || sum != 0xffff)
 		snprintf(why, sizeof(why),
 			 "IPv4: TTL %u, frag 0x%02x%02x, ID 0x%02x%02x, checksum sum 0x%x", ip[8],
@@ -627,7 +628,8 @@ static void test_duplicate_answer_path(void)
 
 	reset_qps();
 	memcpy(path.smac, router_mac, 6);
-	path.traffic_class = 0x03; /* DSCP 0, ECN CE */
+	path.traffic_class = 0;
+	path.ecn = XR_ECN_CE;
 	path.udp_sport = 0xd00d;
 	build_on(&f, &path, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 40);
 	if (run(name, &f, XDP_TX, COUNTER(dups_answered), &res, true)) {

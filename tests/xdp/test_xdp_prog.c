@@ -337,14 +337,15 @@ static void test_all_opcodes(void)
 		printf("ok   %-52s %u valid -> drop_no_socket, %u -> drop_bad_opcode\n",
 		       "every opcode 0x00-0xff", valid, 256 - valid);
 	/*
-	 * RC 0x00-0x14, 0x16, 0x17; UC 0x20-0x2b; UD 0x64, 0x65; xroce's masked
-	 * atomics 0xc0, 0xc1, SACK 0xc2 and self-placing WRITEs 0xe6-0xeb.
+	 * RC 0x00-0x14, 0x16, 0x17; UC 0x20-0x2b; UD 0x64, 0x65; RoCEv2's CNP
+	 * 0x81; xroce's masked atomics 0xc0, 0xc1, SACK 0xc2 and self-placing
+	 * WRITEs 0xe6-0xeb.
 	 * Guards the sweep against a table that marks nothing (or everything)
 	 * valid; update it when wire.h gains opcodes.
 	 */
-	if (valid != 23 + 12 + 2 + 3 + 6) {
+	if (valid != 23 + 12 + 2 + 1 + 3 + 6) {
 		failures++;
-		printf("FAIL %-52s %u valid opcodes, expected 46\n", "opcode table", valid);
+		printf("FAIL %-52s %u valid opcodes, expected 47\n", "opcode table", valid);
 	}
 	s.opcode = 0x15;
 	check_roce("opcode 0x15 (RC gap)", &s, XDP_DROP, COUNTER(drop_bad_opcode));

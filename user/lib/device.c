@@ -162,6 +162,55 @@ static int open_owner_or_guest(struct xr_device *dev, const struct xr_device_ope
 	}
 }
 
+#define ETH_SPEED_UNKNOWN 0xffffffffu
+/* What the kernel assumes of an interface that does not tell its speed. */
+#define ETH_SPEED_DEFAULT 1000u
+
+/*
+ * The interface's speed in Mb/s (and its lanes, 0 when it does not say),
+ * from ethtool as the kernel's __ethtool_get_link_ksettings gives it:
+ * ETHTOOL_GLINKSETTINGS (the handshake for the link mode words first), else
+ * the legacy ETHTOOL_GSET. ETH_SPEED_UNKNOWN when neither answers. The
+ * socket is this process's: the interface is looked up in its namespace.
+ */
+static uint32_t eth_speed(const char *ifname)
+{
+	struct {
+		struct ethtool_link_settings req;
+		uint32_t masks[3 * 127]; /* supported, advertised, peer: 127 words at most */
+	} ls;
+	struct ethtool_cmd cmd;
+	uint32_t speed = ETH_SPEED_UNKNOWN;
+	struct ifreq ifr;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return speed;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	memset(&ls, 0, sizeof(ls));
+	ls.req.cmd = ETHTOOL_GLINKSETTINGS;
+	ifr.ifr_data = (void *)&ls;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr) && ls.req.link_mode_masks_nwords < 0) {
+		int8_t nwords = (int8_t)-ls.req.link_mode_masks_nwords;
+
+		memset(&ls, 0, sizeof(ls));
+		ls.req.cmd = ETHTOOL_GLINKSETTINGS;
+		ls.req.link_mode_masks_nwords = nwords;
+		if (!ioctl(fd, SIOCETHTOOL, &ifr))
+			speed = ls.req.speed;
+	} else {
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.cmd = ETHTOOL_GSET;
+		ifr.ifr_data = (void *)&cmd;
+		if (!ioctl(fd, SIOCETHTOOL, &ifr))
+			speed = ethtool_cmd_speed(&cmd);
+	}
+	close(fd);
+	return speed;
+}
+
 /* A setting given in microseconds in the environment, in nanoseconds; dflt if unset. */
 static uint64_t env_us_as_ns(const char *name, uint64_t dflt)
 {
@@ -177,6 +226,7 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	uint64_t deadline = xr_now_ns() + XR_OPEN_WAIT_MS * 1000000ull;
 	struct xr_core_port port;
 	const char *fast;
+	uint32_t speed;
 	int err, ngids;
 
 	if (strlen(ifname) >= sizeof(dev->ifname))
@@ -212,6 +262,13 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	fast = getenv("XROCE_SELECTIVE_REPEAT");
 	if (fast && !strcmp(fast, "0"))
 		dev->core.caps &= ~(uint64_t)XR_DEVICE_SELECTIVE_REPEAT;
+	speed = eth_speed(dev->ifname);
+	if (speed != ETH_SPEED_UNKNOWN)
+		dev->core.line_rate = (uint64_t)speed * 1000000 / 8;
+	/* XROCE_ECN=0: Not-ECT frames, which a switch drops rather than marks (for comparisons). */
+	fast = getenv("XROCE_ECN");
+	if (fast && !strcmp(fast, "0"))
+		dev->core.caps &= ~(uint64_t)XR_DEVICE_ECN;
 	/* XROCE_XDP_FAST_PATH=0 keeps every frame in userspace (for comparisons). */
 	fast = getenv("XROCE_XDP_FAST_PATH");
 	if (fast && !strcmp(fast, "0"))
@@ -406,55 +463,6 @@ int xr_query_gid(struct xr_device *dev, int index, union xr_gid *gid)
 }
 
 /* ---- xr_query_port ---------------------------------------------------- */
-
-#define ETH_SPEED_UNKNOWN 0xffffffffu
-/* What the kernel assumes of an interface that does not tell its speed. */
-#define ETH_SPEED_DEFAULT 1000u
-
-/*
- * The interface's speed in Mb/s (and its lanes, 0 when it does not say),
- * from ethtool as the kernel's __ethtool_get_link_ksettings gives it:
- * ETHTOOL_GLINKSETTINGS (the handshake for the link mode words first), else
- * the legacy ETHTOOL_GSET. ETH_SPEED_UNKNOWN when neither answers. The
- * socket is this process's: the interface is looked up in its namespace.
- */
-static uint32_t eth_speed(const char *ifname)
-{
-	struct {
-		struct ethtool_link_settings req;
-		uint32_t masks[3 * 127]; /* supported, advertised, peer: 127 words at most */
-	} ls;
-	struct ethtool_cmd cmd;
-	uint32_t speed = ETH_SPEED_UNKNOWN;
-	struct ifreq ifr;
-	int fd;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return speed;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	memset(&ls, 0, sizeof(ls));
-	ls.req.cmd = ETHTOOL_GLINKSETTINGS;
-	ifr.ifr_data = (void *)&ls;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr) && ls.req.link_mode_masks_nwords < 0) {
-		int8_t nwords = (int8_t)-ls.req.link_mode_masks_nwords;
-
-		memset(&ls, 0, sizeof(ls));
-		ls.req.cmd = ETHTOOL_GLINKSETTINGS;
-		ls.req.link_mode_masks_nwords = nwords;
-		if (!ioctl(fd, SIOCETHTOOL, &ifr))
-			speed = ls.req.speed;
-	} else {
-		memset(&cmd, 0, sizeof(cmd));
-		cmd.cmd = ETHTOOL_GSET;
-		ifr.ifr_data = (void *)&cmd;
-		if (!ioctl(fd, SIOCETHTOOL, &ifr))
-			speed = ethtool_cmd_speed(&cmd);
-	}
-	close(fd);
-	return speed;
-}
 
 /*
  * IB width and speed for an Ethernet speed, as the kernel's

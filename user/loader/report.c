@@ -118,6 +118,9 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(sr_resends),
     ENGINE_COUNTER(sr_placed_ahead),
     ENGINE_COUNTER(sr_unplaced),
+    ENGINE_COUNTER(ecn_marked),
+    ENGINE_COUNTER(cnps_tx),
+    ENGINE_COUNTER(cnps_rx),
 };
 
 #define QP_COUNTER(field) COUNTER(struct xr_qp_counters, field)
@@ -128,7 +131,8 @@ static const struct counter qp_counters[] = {
     QP_COUNTER(inv_req_naks_rx), QP_COUNTER(rem_access_naks_tx), QP_COUNTER(rem_access_naks_rx),
     QP_COUNTER(rem_op_naks_tx),	 QP_COUNTER(rem_op_naks_rx),	 QP_COUNTER(tail_probes),
     QP_COUNTER(sacks_tx),	 QP_COUNTER(sacks_rx),		 QP_COUNTER(sr_resends),
-    QP_COUNTER(sr_placed_ahead),
+    QP_COUNTER(sr_placed_ahead), QP_COUNTER(ecn_marked),	 QP_COUNTER(cnps_tx),
+    QP_COUNTER(cnps_rx),
 };
 
 _Static_assert(COUNT_OF(xdp_counters) == sizeof(struct xr_xdp_stats) / sizeof(__u64),
@@ -483,6 +487,7 @@ static void json_qp(struct json_writer *w, const struct xr_qp_entry *e)
 	json_u64(w, "srtt_us", e->srtt_us);
 	json_u64(w, "rttvar_us", e->rttvar_us);
 	json_u64(w, "cwnd", e->cwnd);
+	json_u64(w, "rate_mbps", e->rate_mbps);
 	json_bool(w, "sr_requester", e->sr_flags & XR_QP_SR_REQUESTER);
 	json_bool(w, "sr_responder", e->sr_flags & XR_QP_SR_RESPONDER);
 	json_bool(w, "engine_sleeping", e->engine_sleeping);
@@ -508,14 +513,19 @@ static const char *sr_text(uint32_t flags)
 
 static void print_qp_text(const struct xr_qp_entry *e, bool first)
 {
+	char rate[16] = "-";
+
+	/* DCQCN's pace in Mb/s, "-" when it does not limit the QP. */
+	if (e->rate_mbps)
+		snprintf(rate, sizeof(rate), "%u", e->rate_mbps);
 	if (first)
 		printf("%-8s %-4s %-6s %-8s %-15s %-8s %-8s %10s %10s %8s %8s %9s %9s %8s %8s "
-		       "%5s %-8s\n",
+		       "%5s %-8s %7s\n",
 		       "qpn", "type", "state", "dest", "expected/msn", "acked", "next", "rx", "tx",
 		       "retrans", "timeouts", "acks_xdp", "dups_xdp", "srtt_us", "rttvar", "cwnd",
-		       "sr");
+		       "sr", "rate");
 	printf("0x%06x %-4s %-6s 0x%06x 0x%06x/%-6u 0x%06x 0x%06x %10llu %10llu %8llu %8llu %9llu "
-	       "%9llu %8u %8u %5u %-8s\n",
+	       "%9llu %8u %8u %5u %-8s %7s\n",
 	       e->qpn, qp_type_name(e->qp_type),
 	       name_of(qp_state_names, COUNT_OF(qp_state_names), e->qp_state), e->dest_qpn,
 	       (unsigned)(e->committed & XR_PSN_MASK), (unsigned)(e->committed >> 32),
@@ -524,7 +534,7 @@ static void print_qp_text(const struct xr_qp_entry *e, bool first)
 	       (unsigned long long)e->counters.retransmits,
 	       (unsigned long long)e->counters.timeouts, (unsigned long long)e->acks_absorbed,
 	       (unsigned long long)e->dups_answered, e->srtt_us, e->rttvar_us, e->cwnd,
-	       sr_text(e->sr_flags));
+	       sr_text(e->sr_flags), rate);
 }
 
 int report_qps(const struct report_options *o)

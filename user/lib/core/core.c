@@ -16,7 +16,7 @@ void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 	core->window_wait.prev = core->window_wait.next = &core->window_wait;
 	core->port = *port;
 	core->active_mtu = XR_MTU_1024;
-	core->caps = XR_DEVICE_MASKED_ATOMICS | XR_DEVICE_SELECTIVE_REPEAT;
+	core->caps = XR_DEVICE_MASKED_ATOMICS | XR_DEVICE_SELECTIVE_REPEAT | XR_DEVICE_ECN;
 	core->xdp_fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP;
 	/* Keys a peer cannot guess; without getrandom, at least not the same each run. */
 	if (getrandom(&core->rng, sizeof(core->rng), GRND_NONBLOCK) != sizeof(core->rng)) {
@@ -174,6 +174,7 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 	struct xr_qp_impl *qp;
 	struct xr_pkt pkt;
 
+	core->now = now;
 	core->stats.rx_frames++;
 	if (xr_pkt_parse(frame, len, &pkt) != XR_PARSE_OK) {
 		core->stats.rx_malformed++;
@@ -222,6 +223,15 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 	}
 	if (!fits_path(core, qp, &pkt))
 		return;
+	/* Congestion notification: for the requester of a connected QP, whatever it sends. */
+	if (pkt.opflags & XR_OPF_CNP) {
+		if ((qp->pub.qp_type == XR_QPT_RC || qp->pub.qp_type == XR_QPT_UC) &&
+		    qp->pub.state >= XR_QPS_RTS && qp->pub.state != XR_QPS_ERR)
+			xr_dcqcn_cnp_rx(qp, now);
+		else
+			core->stats.rx_bad_state++;
+		return;
+	}
 	/* A frame of another transport than the QP's, or for a QP that takes none. */
 	if (xr_opcode_transport(pkt.opcode) != transport_of(qp) || qp->pub.state < XR_QPS_RTR ||
 	    qp->pub.state == XR_QPS_ERR) {
@@ -229,6 +239,9 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		return;
 	}
 	qp->rx_frames++;
+	/* A switch on the way was congested: tell the sender (UD has no connection to tell). */
+	if (pkt.ecn == XR_ECN_CE && qp->pub.qp_type != XR_QPT_UD)
+		xr_dcqcn_ce_rx(qp, now);
 	/* Whatever the frame does (an ACK to send, WQEs to complete, a NAK to act on). */
 	xr_core_qp_ready(qp);
 	/* The first packet of a connection that arrives before RTS (verbs' COMM_EST). */
@@ -435,11 +448,13 @@ static uint64_t earlier_deadline(uint64_t a, uint64_t b)
 	return !a || (b && b < a) ? b : a;
 }
 
-/* The earliest of qp's retransmit, probe and RNR deadlines (0: none runs). */
+/* The earliest of qp's retransmit, probe, RNR and pacing deadlines (0: none runs). */
 static uint64_t qp_deadline(const struct xr_qp_impl *qp)
 {
-	return earlier_deadline(earlier_deadline(qp->retry_deadline, qp->probe_deadline),
-				qp->rnr_deadline);
+	return earlier_deadline(
+	    earlier_deadline(earlier_deadline(qp->retry_deadline, qp->probe_deadline),
+			     qp->rnr_deadline),
+	    xr_dcqcn_deadline(qp));
 }
 
 static bool recv_held(const struct xr_qp_impl *qp)
@@ -469,6 +484,9 @@ static bool has_work(const struct xr_qp_impl *qp)
 		return false;
 	/* Waiting out an RNR NAK: its timer brings the QP back. */
 	if (qp->rnr_deadline)
+		return false;
+	/* Paced by DCQCN: its timer brings the QP back when it may send. */
+	if (qp->pace_blocked)
 		return false;
 	/*
 	 * Everything sent and the oldest WQE awaiting its ACK or response: only
@@ -553,6 +571,7 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 	uint64_t no_buffer = core->stats.tx_no_buffer, cm_deadline = xr_cm_timers(core->cm, now);
 	struct xr_ready_link todo, starved, served;
 
+	core->now = now;
 	while (core->ntimers && core->timers[0]->timer_at <= now) {
 		struct xr_qp_impl *qp = core->timers[0];
 

@@ -360,6 +360,26 @@ struct xr_ready_link {
 	struct xr_ready_link *prev, *next;
 };
 
+/*
+ * DCQCN (dcqcn.c, docs/congestion-control.md) on one QP: the reaction
+ * point's rate for its requests, and when its notification point last
+ * sent a CNP. Rates in bytes per second.
+ */
+struct xr_dcqcn {
+	bool limiting;			  /* a CNP came: requests are paced at rate */
+	uint64_t rate, target;		  /* DCQCN's Rc and Rt */
+	uint32_t cut_psn;		  /* RC: the last PSN sent when a CNP last cut the rate */
+	uint32_t alpha;			  /* its estimate of congestion, in 1/XR_DCQCN_ALPHA_ONE */
+	uint64_t alpha_at;		  /* the next decay of alpha, if no CNP comes first */
+	uint64_t increase_at;		  /* the next timer-driven increase */
+	uint64_t bytes_left;		  /* sent before the next byte-counter increase */
+	uint32_t timer_stage, byte_stage; /* increases of each kind since the last cut */
+	uint64_t next_tx_at;		  /* pacing: when the next request may leave */
+	/* the rate the QP was sending at, measured over windows of XR_DCQCN_SAMPLE_NS */
+	uint64_t sample_at, sample_bytes, measured_rate;
+	uint64_t last_cnp_tx; /* notification point: when the QP last sent a CNP (0: never) */
+};
+
 struct xr_qp_impl {
 	struct xr_qp pub;
 	struct xr_core *core;
@@ -445,6 +465,10 @@ struct xr_qp_impl {
 	uint32_t sr_high;	     /* the newest PSN a SACK reported received */
 	uint32_t sr_lost;	     /* PSNs marked lost since the last resend pass (0: none) */
 
+	/* congestion control (dcqcn.c): ECN's notification and reaction points */
+	struct xr_dcqcn dcqcn;
+	bool pace_blocked; /* the requester stopped at the DCQCN rate: the timer brings it back */
+
 	/* responder */
 	uint32_t epsn; /* next expected PSN */
 	uint32_t msn;
@@ -499,6 +523,8 @@ struct xr_core {
 	int num_gids;
 	enum xr_mtu active_mtu;
 	uint64_t caps;		     /* enum xr_device_cap_flags */
+	uint64_t line_rate;	     /* the interface's, bytes per second (0: unknown) */
+	uint64_t now;		     /* the time of the frame or round being handled */
 	uint16_t xdp_fast_path;	     /* enum xr_xdp_fast_path bits for new QPs */
 	struct xr_qp_entry *xdp_qps; /* shared with XDP, or NULL */
 	/*
@@ -894,6 +920,29 @@ void xr_sr_commit(struct xr_qp_impl *qp);
 void xr_sr_rx_skipped(struct xr_qp_impl *qp, uint32_t from, uint32_t to);
 /* Responder: sends a SACK of epsn - 1 with the held PSNs; false: no buffer. */
 bool xr_sr_send_sack(struct xr_qp_impl *qp);
+
+/* ---- dcqcn.c: ECN's notification and reaction points (docs/congestion-control.md) ---- */
+#define XR_DCQCN_ALPHA_ONE 1024
+/* Every XR_DCQCN_SAMPLE_NS the rate a QP sent at is measured: a first cut starts there. */
+#define XR_DCQCN_SAMPLE_NS 1000000ull
+
+/* A new connection starts at full speed and has sent no CNP. */
+void xr_dcqcn_reset(struct xr_qp_impl *qp);
+/* The ECN codepoint a QP's frames carry: ECT(0) for connected QPs, which answer CNPs. */
+uint8_t xr_dcqcn_ecn_codepoint(const struct xr_qp_impl *qp);
+/*
+ * Whether the requester may send now; if not, it sets pace_blocked and the
+ * time it may (the QP's deadline).
+ */
+bool xr_dcqcn_may_send(struct xr_qp_impl *qp, uint64_t now);
+/* A request frame of bytes went out: paced, counted toward increases and the rate measured. */
+void xr_dcqcn_sent(struct xr_qp_impl *qp, uint32_t bytes, uint64_t now);
+/* A CNP came for the QP (reaction point): cut the rate. */
+void xr_dcqcn_cnp_rx(struct xr_qp_impl *qp, uint64_t now);
+/* A CE-marked frame came for the QP (notification point): a CNP to its sender, rate-limited. */
+void xr_dcqcn_ce_rx(struct xr_qp_impl *qp, uint64_t now);
+/* The time the paced requester may send again (0: it is not waiting for that). */
+uint64_t xr_dcqcn_deadline(const struct xr_qp_impl *qp);
 
 /* ---- completer.c ---- */
 void xr_completer_rx(struct xr_qp_impl *qp, const struct xr_pkt *pkt, uint64_t now);

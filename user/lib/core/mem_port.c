@@ -51,6 +51,36 @@ static void release_slot(struct xr_mem_dir *d, uint32_t slot)
 	d->free_slots[d->nfree++] = slot;
 }
 
+/*
+ * Sets CE in an ECN-capable frame (IPv4 or IPv6, no VLAN tag: the cores
+ * send none), as a switch does; the ICRC does not cover the field.
+ */
+static bool mark_ce(uint8_t *f, uint32_t len)
+{
+	uint8_t *ip = f + XR_ETH_HLEN;
+	uint32_t sum = 0;
+
+	if (len < XR_ETH_HLEN + XR_IPV6_HLEN)
+		return false;
+	if (f[12] == 0x86 && f[13] == 0xdd) {
+		if (!((ip[1] >> 4) & XR_ECN_MASK))
+			return false;
+		ip[1] |= XR_ECN_CE << 4;
+		return true;
+	}
+	if (f[12] != 0x08 || f[13] != 0x00 || !(ip[1] & XR_ECN_MASK))
+		return false;
+	ip[1] |= XR_ECN_CE;
+	ip[10] = ip[11] = 0;
+	for (int i = 0; i < XR_IPV4_HLEN; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	ip[10] = (uint8_t)(~sum >> 8);
+	ip[11] = (uint8_t)~sum;
+	return true;
+}
+
 /* Queues a slot for delivery, corrupting it or letting it overtake others by chance. */
 static void enqueue(struct xr_mem_dir *d, uint32_t slot)
 {
@@ -63,6 +93,9 @@ static void enqueue(struct xr_mem_dir *d, uint32_t slot)
 		slot_frame(d, slot)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		d->counters.corrupted++;
 	}
+	if (imp->ce_threshold && d->qcount >= imp->ce_threshold &&
+	    mark_ce(slot_frame(d, slot), len))
+		d->counters.ce_marked++;
 	if (imp->reorder_window > 0 && d->qcount && rng_chance(&d->rng, imp->reorder)) {
 		uint32_t span = d->qcount < (uint32_t)imp->reorder_window
 				    ? d->qcount
@@ -77,6 +110,8 @@ static void enqueue(struct xr_mem_dir *d, uint32_t slot)
 		d->queue[(d->qhead + i) % depth] = d->queue[(d->qhead + i - 1) % depth];
 	d->queue[(d->qhead + pos) % depth] = slot;
 	d->qcount++;
+	if (d->qcount > d->counters.queue_max)
+		d->counters.queue_max = d->qcount;
 }
 
 static void mem_tx_submit(void *ctx, uint8_t *buf, uint32_t len)

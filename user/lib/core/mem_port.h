@@ -26,6 +26,11 @@ struct xr_mem_impair {
 	double reorder;	  /* a frame overtakes up to reorder_window queued frames */
 	int reorder_window;
 	double corrupt; /* one random bit of the frame is flipped */
+	/*
+	 * A congested switch: an ECN-capable frame that finds this many or
+	 * more queued ahead of it gets CE (0: never marks)
+	 */
+	uint32_t ce_threshold;
 };
 
 /* What happened to the frames sent by one side. */
@@ -39,6 +44,8 @@ struct xr_mem_counters {
 	uint64_t reordered;
 	uint64_t corrupted;
 	uint64_t delivered; /* fed to the peer's xr_core_rx */
+	uint64_t ce_marked; /* given CE by ce_threshold */
+	uint32_t queue_max; /* the most frames queued at once */
 	uint64_t cq_events; /* completion events this side's core reported (port cq_event) */
 };
 

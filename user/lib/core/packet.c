@@ -118,6 +118,7 @@ static enum xr_parse_result parse_l3(const uint8_t *f, uint32_t len, struct xr_p
 		if (tot < ihl)
 			return XR_PARSE_NOT_ROCE;
 		pkt->ipv6 = false;
+		pkt->ecn = ip[1] & XR_ECN_MASK;
 		gid_from_v4(&pkt->sgid, ip + 12);
 		gid_from_v4(&pkt->dgid, ip + 16);
 		*udp_off = off + ihl;
@@ -130,6 +131,7 @@ static enum xr_parse_result parse_l3(const uint8_t *f, uint32_t len, struct xr_p
 		if ((ip[0] >> 4) != 6 || ip[6] != IPPROTO_UDP_NUM)
 			return XR_PARSE_NOT_ROCE;
 		pkt->ipv6 = true;
+		pkt->ecn = (ip[1] >> 4) & XR_ECN_MASK;
 		memcpy(pkt->sgid.raw, ip + 8, 16);
 		memcpy(pkt->dgid.raw, ip + 24, 16);
 		*udp_off = off + XR_IPV6_HLEN;
@@ -351,6 +353,9 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 	uint32_t frame_len = XR_ETH_HLEN + l3_len + udp_len;
 	uint8_t hop = path->hop_limit ? path->hop_limit : DEFAULT_HOP_LIMIT;
 	uint8_t *l3 = buf + XR_ETH_HLEN, *udp = l3 + l3_len, *b = udp + XR_UDP_HLEN;
+	/* The DSCP is the path's; the ECN field says whether the sender reacts to CE. */
+	uint8_t tclass =
+	    (uint8_t)((path->traffic_class & ~XR_ECN_MASK) | (path->ecn & XR_ECN_MASK));
 
 	/* The parser refuses a padded packet that does not end a message: never send one. */
 	if (!(oi->flags & XR_OPF_VALID) || (pad && !(oi->flags & XR_OPF_LAST)))
@@ -362,8 +367,7 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 	memcpy(buf + 6, path->smac, 6);
 	wr16(buf + 12, ipv6 ? ETH_P_IPV6 : ETH_P_IPV4);
 	if (ipv6) {
-		wr32(l3,
-		     6u << 28 | (uint32_t)path->traffic_class << 20 | (path->flow_label & 0xfffff));
+		wr32(l3, 6u << 28 | (uint32_t)tclass << 20 | (path->flow_label & 0xfffff));
 		wr16(l3 + 4, (uint16_t)udp_len);
 		l3[6] = IPPROTO_UDP_NUM;
 		l3[7] = hop;
@@ -371,7 +375,7 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 		memcpy(l3 + 24, path->dgid.raw, 16);
 	} else {
 		l3[0] = 0x45;
-		l3[1] = path->traffic_class;
+		l3[1] = tclass;
 		wr16(l3 + 2, (uint16_t)(l3_len + udp_len));
 		wr16(l3 + 4, ip_id);
 		wr16(l3 + 6, 0x4000); /* DF, as rxe */
@@ -390,7 +394,7 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 	b[0] = bth->opcode;
 	b[1] = (bth->se ? XR_BTH_SE : 0) | (uint8_t)(pad << XR_BTH_PAD_SHIFT);
 	wr16(b + 2, bth->pkey ? bth->pkey : XR_DEFAULT_PKEY);
-	wr32(b + 4, bth->dqpn & XR_QPN_MASK);
+	wr32(b + 4, (bth->becn ? XR_BTH_BECN : 0) | (bth->dqpn & XR_QPN_MASK));
 	wr32(b + 8, (bth->ackreq ? XR_BTH_ACKREQ : 0) | (bth->sr_capable ? XR_BTH_SR_CAPABLE : 0) |
 			(bth->sr_heard ? XR_BTH_SR_HEARD : 0) | (bth->psn & XR_PSN_MASK));
 	memset(b + XR_BTH_SIZE, 0, oi->hdr_len - XR_BTH_SIZE);

@@ -36,6 +36,7 @@ struct xr_pkt {
 	uint8_t smac[6], dmac[6];
 	union xr_gid sgid, dgid; /* IPv4 as IPv4-mapped GIDs */
 	uint16_t udp_sport;
+	uint8_t ecn; /* the IP header's ECN field: XR_ECN_CE when a switch marked it */
 
 	uint8_t opcode;
 	uint32_t opflags; /* xr_opinfo[opcode].flags */
@@ -90,8 +91,9 @@ struct xr_path {
 	uint8_t smac[6], dmac[6];
 	union xr_gid sgid, dgid; /* both IPv4-mapped, or both IPv6 */
 	uint16_t udp_sport;
-	uint8_t hop_limit; /* 0: 64 */
-	uint8_t traffic_class;
+	uint8_t hop_limit;     /* 0: 64 */
+	uint8_t traffic_class; /* its DSCP (bits 7:2) */
+	uint8_t ecn;	       /* the ECN codepoint its frames carry (XR_ECN_ECT0 or 0) */
 	uint32_t flow_label;
 };
 
@@ -99,6 +101,7 @@ struct xr_bth_fields {
 	uint8_t opcode;
 	bool se, ackreq;
 	bool sr_capable, sr_heard; /* XR_BTH_SR_CAPABLE, XR_BTH_SR_HEARD */
+	bool becn;		   /* XR_BTH_BECN: a CNP's */
 	uint16_t pkey;		   /* 0: XR_DEFAULT_PKEY */
 	uint32_t dqpn, psn;
 };

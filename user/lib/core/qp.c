@@ -127,6 +127,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->pub.state = XR_QPS_RESET;
 	qp->pub.qp_type = attr->qp_type;
 	qp->cwnd = qp->ssthresh = XR_SEND_WINDOW;
+	xr_dcqcn_reset(qp);
 	/* A datagram is one packet of at most the port's MTU: UD has no path MTU. */
 	if (attr->qp_type == XR_QPT_UD) {
 		qp->path_mtu = core->active_mtu;
@@ -352,8 +353,9 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->uc_dropping = false;
 	qp->rd_outstanding = 0;
 	memset(qp->rd_res, 0, sizeof(qp->rd_res));
-	/* A new connection offers selective repeat afresh. */
+	/* A new connection offers selective repeat afresh, and starts at full speed. */
 	xr_sr_reset(qp);
+	xr_dcqcn_reset(qp);
 }
 
 static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, const uint8_t *dmac)
@@ -376,6 +378,7 @@ static void apply(struct xr_qp_impl *qp, const struct xr_qp_attr *a, int mask, c
 		qp->ah = a->ah_attr;
 		qp->sgid_index = grh->sgid_index;
 		xr_core_path_init(core, &qp->path, grh, dmac);
+		qp->path.ecn = xr_dcqcn_ecn_codepoint(qp);
 	}
 	if (mask & (XR_QP_AV | XR_QP_DEST_QPN))
 		qp->path.udp_sport =

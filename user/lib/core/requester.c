@@ -155,6 +155,7 @@ static bool send_packet(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t pkt, 
 			xr_sgl_copy_out(qp->core, w->sge, w->num_sge, off, &out, len);
 	}
 	xr_core_frame_send(qp->core, qp, &out);
+	xr_dcqcn_sent(qp, out.frame_len, qp->core->now);
 	if (!uc) {
 		bool fresh = xr_psn_diff(bth.psn, qp->tx_new_psn) >= 0;
 
@@ -238,6 +239,7 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 	int sent = 0;
 
 	qp->window_blocked = false;
+	qp->pace_blocked = false;
 	if ((qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD) || qp->rnr_deadline)
 		return 0;
 	/* What a SACK showed lost goes first: the responder holds what follows it. */
@@ -281,6 +283,8 @@ int xr_requester_run(struct xr_qp_impl *qp, uint64_t now, int budget)
 			qp->window_blocked = true;
 			break;
 		}
+		if (!xr_dcqcn_may_send(qp, now))
+			break;
 		/* Again for every packet: an MR can be deregistered while its WQE is sent. */
 		if (qp->tx_pkt && xr_core_check_sgl(qp->core, qp->pub.pd, w->sge, w->num_sge, 0) !=
 				      XR_WC_SUCCESS) {
@@ -360,6 +364,7 @@ int xr_uc_run(struct xr_qp_impl *qp, int budget)
 {
 	int sent = 0;
 
+	qp->pace_blocked = false;
 	if (qp->pub.state != XR_QPS_RTS && qp->pub.state != XR_QPS_SQD)
 		return 0;
 	while (qp->tx_idx != qp->sq_head && sent < budget) {
@@ -383,6 +388,8 @@ int xr_uc_run(struct xr_qp_impl *qp, int budget)
 			xr_qp_to_error(qp);
 			return sent;
 		}
+		if (!xr_dcqcn_may_send(qp, qp->core->now))
+			break;
 		if (!send_packet(qp, w, qp->tx_pkt, 0, false))
 			break; /* no transmit buffer now: the next round goes on from here */
 		sent++;

@@ -255,8 +255,10 @@ int xr_sr_resend_lost(struct xr_qp_impl *qp, int budget)
 			struct xr_sr_tx_slot *s = tx_slot(qp, psn);
 
 			if (s->psn == psn && (s->flags & SR_TX_LOST)) {
-				if (sent == budget) {
+				/* Paced by DCQCN as new data is: the rest when it may send. */
+				if (sent == budget || !xr_dcqcn_may_send(qp, qp->core->now)) {
 					left++;
+					budget = sent;
 				} else if (xr_requester_resend(qp, w, psn)) {
 					qp->cnt.sr_resends++, qp->core->stats.sr_resends++;
 					sent++;

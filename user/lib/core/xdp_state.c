@@ -37,7 +37,8 @@ static void publish_path(struct xr_qp_entry *e, const struct xr_qp_impl *qp, boo
 	memcpy(e->peer_mac, qp->path.dmac, sizeof(e->peer_mac));
 	memcpy(e->local_gid, qp->path.sgid.raw, sizeof(e->local_gid));
 	memcpy(e->peer_gid, qp->path.dgid.raw, sizeof(e->peer_gid));
-	e->traffic_class = qp->path.traffic_class;
+	/* What the engine's own frames carry: the DSCP and the ECN codepoint. */
+	e->traffic_class = (uint8_t)((qp->path.traffic_class & ~XR_ECN_MASK) | qp->path.ecn);
 }
 
 bool xr_xdp_claim_slot(struct xr_core *core, uint32_t slot)
@@ -169,6 +170,8 @@ static void publish_path_estimates(struct xr_qp_entry *e, const struct xr_qp_imp
 	publish_u32(&e->cwnd, qp->cwnd);
 	publish_u32(&e->sr_flags, (qp->sr_peer ? XR_QP_SR_REQUESTER : 0) |
 				      (qp->sr_requester ? XR_QP_SR_RESPONDER : 0));
+	publish_u32(&e->rate_mbps,
+		    qp->dcqcn.limiting ? (uint32_t)((qp->dcqcn.rate * 8 + 999999) / 1000000) : 0);
 }
 
 /* Also refreshes the QP's counters in its entry, for bpftool and the loader. */
