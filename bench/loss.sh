@@ -15,6 +15,13 @@
 # (engine_timeouts) and tail-loss probes (engine_tail_probes), from xroce stats; and the frames the middlebox's
 # sockets dropped on their own (mb_drops: it fell behind), losses no case
 # asked for.
+# Then congestion instead of random loss: the middlebox a bottleneck of 400
+# Mb/s (about half the clean rate) holding 64 frames, dropping what finds it
+# full (drop-tail, the requester Not-ECT: XROCE_ECN=0), or marking CE behind
+# 16 queued frames (ecn, the default): the goodput, its share of the
+# bottleneck's rate, the frames the full queue dropped, those it marked CE,
+# the CNPs the responder sent, and the requester's retransmissions and timer
+# expiries.
 # The clean figure is the middlebox's forwarding rate as much as xroce's: the
 # kept share compares like with like. No figure is asserted.
 # LOSS_SECONDS (default 4, at most 10) is the length of each run. Needs root;
@@ -73,19 +80,21 @@ engine_counter() {
 }
 
 # run_case NAME MODE MIDDLEBOX_ARGS...: one write_bw run through the
-# middlebox, MODE sr or gbn; prints "NAME MB/s dropped retransmitted
-# rtx_events timeouts probes mb_drops".
+# middlebox, MODE sr, gbn or not-ect (sr with the requester Not-ECT); prints
+# "NAME MB/s dropped retransmitted rtx_events timeouts probes mb_drops
+# queue_dropped ce_marked cnps".
 run_case() {
 	local name=$1 mode=$2 status=0 mbs
 	shift 2
-	local sr=1
-	[ "$mode" = sr ] || sr=0
+	local sr=1 ecn=1
+	[ "$mode" != gbn ] || sr=0
+	[ "$mode" != not-ect ] || ecn=0
 	mb_start --max-seconds $((duration + 60)) "$@"
 	netns_exec "$NETNS_A" env XROCE_SELECTIVE_REPEAT=$sr timeout $((duration + 60)) "$perf" \
 		write_bw -d "$VETH_A" -m 1024 >"$logdir/server.log" 2>&1 &
 	server_pid=$!
 	netns_wait_tcp_listen "$NETNS_A" 18515 || true
-	netns_exec "$NETNS_B" env XROCE_SELECTIVE_REPEAT=$sr timeout $((duration + 50)) "$perf" \
+	netns_exec "$NETNS_B" env XROCE_SELECTIVE_REPEAT=$sr XROCE_ECN=$ecn timeout $((duration + 50)) "$perf" \
 		write_bw -d "$VETH_B" -m 1024 -s 65536 -D "$duration" "$ADDR_A" \
 		>"$logdir/client.log" 2>&1 || status=$?
 	wait "$server_pid" || status=$?
@@ -104,7 +113,8 @@ run_case() {
 		"$(($(engine_counter engine_retransmits) + $(engine_counter engine_sr_resends)))" \
 		"$(engine_counter engine_timeouts)" \
 		"$(engine_counter engine_tail_probes)" \
-		"$(($(mb_dir b2a socket_drops) + $(mb_dir a2b socket_drops)))"
+		"$(($(mb_dir b2a socket_drops) + $(mb_dir a2b socket_drops)))" \
+		"$(mb_dir b2a queue_dropped) $(mb_dir b2a ce_marked) $(mb_dir a2b cnps)"
 }
 
 results=()
@@ -120,6 +130,12 @@ for pct in 1 2; do
 	done
 done
 
+bottleneck_mbps=400
+congested=()
+congested+=("$(run_case drop-tail not-ect --b2a-rate-mbps $bottleneck_mbps --b2a-queue-frames 64)")
+congested+=("$(run_case ecn sr --b2a-rate-mbps $bottleneck_mbps --b2a-queue-frames 64 \
+	--b2a-ce-threshold 16)")
+
 clean=$(awk '{ print $2 }' <<<"${results[0]}")
 echo
 printf '%-12s %8s %5s %8s %8s %9s %10s %8s %7s %8s\n' case MB/s kept lost retrans 'retx/lost' \
@@ -129,5 +145,15 @@ for row in "${results[@]}"; do
 		kept = c > 0 ? $2 / c : 0
 		ratio = $3 > 0 ? sprintf("%.2f", $4 / $3) : "-"
 		printf "%-12s %8.1f %5.2f %8d %8d %9s %10d %8d %7d %8d\n", $1, $2, kept, $3, $4, ratio, $5, $6, $7, $8
+	}' <<<"$row"
+done
+
+echo
+echo "a bottleneck of $bottleneck_mbps Mb/s holding 64 frames:"
+printf '%-12s %8s %9s %9s %9s %7s %8s %8s\n' case MB/s 'of_rate' q_dropped ce_marked cnps \
+	retrans timeouts
+for row in "${congested[@]}"; do
+	awk -v r="$bottleneck_mbps" '{
+		printf "%-12s %8.1f %9.2f %9d %9d %7d %8d %8d\n", $1, $2, $2 * 8 / r, $9, $10, $11, $4, $6
 	}' <<<"$row"
 done

@@ -506,6 +506,24 @@ static inline int h_post_send(struct h_pair *p, int s, uint64_t wr_id, struct xr
 	return xr_core_post_send(p->side[s].qp, &wr, &bad);
 }
 
+/* A signaled WRITE from side s: len bytes at src_off of src to dst_off of dst. */
+static inline int h_post_write(struct h_pair *p, int s, uint64_t wr_id, const struct h_buf *src,
+			       size_t src_off, const struct h_buf *dst, size_t dst_off,
+			       uint32_t len)
+{
+	struct xr_sge sge = h_sge(src, src_off, len);
+	struct xr_send_wr wr = {
+	    .wr_id = wr_id,
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = XR_WR_RDMA_WRITE,
+	    .send_flags = XR_SEND_SIGNALED,
+	    .wr.rdma = {.remote_addr = (uintptr_t)dst->base + dst_off, .rkey = dst->mr->rkey}};
+	struct xr_send_wr *bad = NULL;
+
+	return xr_core_post_send(p->side[s].qp, &wr, &bad);
+}
+
 static inline int h_post_recv(struct h_pair *p, int s, uint64_t wr_id, struct xr_sge *sge,
 			      int num_sge)
 {

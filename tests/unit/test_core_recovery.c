@@ -19,17 +19,7 @@
 static uint32_t post_write_len(struct h_pair *p, struct h_buf *src, struct h_buf *dst,
 			       uint64_t wr_id, uint32_t len)
 {
-	struct xr_sge sge = h_sge(src, 0, len);
-	struct xr_send_wr wr = {
-	    .wr_id = wr_id,
-	    .sg_list = &sge,
-	    .num_sge = 1,
-	    .opcode = XR_WR_RDMA_WRITE,
-	    .send_flags = XR_SEND_SIGNALED,
-	    .wr.rdma = {.remote_addr = (uintptr_t)dst->base, .rkey = dst->mr->rkey}};
-	struct xr_send_wr *bad = NULL;
-
-	CHECK(xr_core_post_send(p->side[0].qp, &wr, &bad) == 0, "post WRITE %" PRIu64, wr_id);
+	CHECK(h_post_write(p, 0, wr_id, src, 0, dst, 0, len) == 0, "post WRITE %" PRIu64, wr_id);
 	xr_core_progress(p->side[0].core, p->now);
 	return xr_mem_link_queued(&p->link, 1);
 }

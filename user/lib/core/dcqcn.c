@@ -156,30 +156,29 @@ void xr_dcqcn_cnp_rx(struct xr_qp_impl *qp, uint64_t now)
 	 * before the last cut is acknowledged, CNPs answer frames that went
 	 * into the queue that cut is draining. DCQCN cuts on every one (one
 	 * per 50 us at most), which drives a sender whose window stays
-	 * queued for longer than that to the floor. Alpha still hears them.
+	 * queued for longer than that to the floor. They still hold the rate
+	 * where it is, as DCQCN's do: the increases start over from them.
 	 */
-	if (d->limiting && qp->pub.qp_type == XR_QPT_RC &&
-	    xr_psn_diff(qp->acked_psn, d->cut_psn) < 0) {
-		d->alpha =
-		    d->alpha - (d->alpha >> ALPHA_G_SHIFT) + (XR_DCQCN_ALPHA_ONE >> ALPHA_G_SHIFT);
-		d->alpha_at = now + ALPHA_PERIOD_NS;
-		return;
+	if (!d->limiting || qp->pub.qp_type != XR_QPT_RC ||
+	    xr_psn_diff(qp->acked_psn, d->cut_psn) >= 0) {
+		if (!d->limiting) {
+			/*
+			 * DCQCN starts from the line rate; a software sender
+			 * seldom reaches it, so the first cut starts from the
+			 * rate the QP was sending at, or it would take several
+			 * to bite.
+			 */
+			d->rate =
+			    d->measured_rate && d->measured_rate < line ? d->measured_rate : line;
+			d->limiting = true;
+			d->next_tx_at = now;
+		}
+		d->cut_psn = xr_psn_add(qp->tx_new_psn, XR_PSN_MASK);
+		d->target = d->rate;
+		d->rate -= d->rate * d->alpha / (2 * XR_DCQCN_ALPHA_ONE);
+		if (d->rate < RATE_MIN)
+			d->rate = RATE_MIN;
 	}
-	d->cut_psn = xr_psn_add(qp->tx_new_psn, XR_PSN_MASK);
-	if (!d->limiting) {
-		/*
-		 * DCQCN starts from the line rate; a software sender seldom
-		 * reaches it, so the first cut starts from the rate the QP
-		 * was sending at, or it would take several to bite.
-		 */
-		d->rate = d->measured_rate && d->measured_rate < line ? d->measured_rate : line;
-		d->limiting = true;
-		d->next_tx_at = now;
-	}
-	d->target = d->rate;
-	d->rate -= d->rate * d->alpha / (2 * XR_DCQCN_ALPHA_ONE);
-	if (d->rate < RATE_MIN)
-		d->rate = RATE_MIN;
 	d->alpha = d->alpha - (d->alpha >> ALPHA_G_SHIFT) + (XR_DCQCN_ALPHA_ONE >> ALPHA_G_SHIFT);
 	d->alpha_at = now + ALPHA_PERIOD_NS;
 	d->increase_at = now + INCREASE_PERIOD_NS;

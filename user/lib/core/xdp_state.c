@@ -171,7 +171,7 @@ static void publish_path_estimates(struct xr_qp_entry *e, const struct xr_qp_imp
 	publish_u32(&e->sr_flags, (qp->sr_peer ? XR_QP_SR_REQUESTER : 0) |
 				      (qp->sr_requester ? XR_QP_SR_RESPONDER : 0));
 	publish_u32(&e->rate_mbps,
-		    qp->dcqcn.limiting ? (uint32_t)((qp->dcqcn.rate * 8 + 999999) / 1000000) : 0);
+		    qp->dcqcn.limiting ? (qp->dcqcn.rate * 8 + 999999) / 1000000 : 0);
 }
 
 /* Also refreshes the QP's counters in its entry, for bpftool and the loader. */
