@@ -51,33 +51,25 @@ static void release_slot(struct xr_mem_dir *d, uint32_t slot)
 	d->free_slots[d->nfree++] = slot;
 }
 
-/*
- * Sets CE in an ECN-capable frame (IPv4 or IPv6, no VLAN tag: the cores
- * send none), as a switch does; the ICRC does not cover the field.
- */
+/* Sets CE in an ECN-capable frame, as a switch does; the ICRC does not cover the field. */
 static bool mark_ce(uint8_t *f, uint32_t len)
 {
-	uint8_t *ip = f + XR_ETH_HLEN;
-	uint32_t sum = 0;
+	struct xr_pkt pkt;
+	uint16_t sum;
+	uint8_t *ip;
 
-	if (len < XR_ETH_HLEN + XR_IPV6_HLEN)
+	if (xr_pkt_parse(f, len, &pkt) != XR_PARSE_OK || !pkt.ecn)
 		return false;
-	if (f[12] == 0x86 && f[13] == 0xdd) {
-		if (!((ip[1] >> 4) & XR_ECN_MASK))
-			return false;
+	ip = f + pkt.l3_off;
+	if (pkt.ipv6) {
 		ip[1] |= XR_ECN_CE << 4;
 		return true;
 	}
-	if (f[12] != 0x08 || f[13] != 0x00 || !(ip[1] & XR_ECN_MASK))
-		return false;
 	ip[1] |= XR_ECN_CE;
 	ip[10] = ip[11] = 0;
-	for (int i = 0; i < XR_IPV4_HLEN; i += 2)
-		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	ip[10] = (uint8_t)(~sum >> 8);
-	ip[11] = (uint8_t)~sum;
+	sum = xr_ipv4_checksum(ip);
+	ip[10] = (uint8_t)(sum >> 8);
+	ip[11] = (uint8_t)sum;
 	return true;
 }
 

@@ -330,7 +330,7 @@ uint16_t xr_udp_sport_for_conn(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn
 	return 0xc000 | (uint16_t)((flow_label & 0x3fff) ^ (flow_label >> 14));
 }
 
-static uint16_t ipv4_checksum(const uint8_t *h)
+uint16_t xr_ipv4_checksum(const uint8_t *h)
 {
 	uint32_t sum = 0;
 
@@ -384,7 +384,7 @@ int xr_pkt_build(uint8_t *buf, uint32_t cap, const struct xr_path *path,
 		wr16(l3 + 10, 0);
 		memcpy(l3 + 12, path->sgid.raw + 12, 4);
 		memcpy(l3 + 16, path->dgid.raw + 12, 4);
-		wr16(l3 + 10, ipv4_checksum(l3));
+		wr16(l3 + 10, xr_ipv4_checksum(l3));
 	}
 	wr16(udp, path->udp_sport);
 	wr16(udp + 2, XR_ROCEV2_UDP_PORT);

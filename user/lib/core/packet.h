@@ -155,4 +155,7 @@ uint16_t xr_udp_sport_for_conn(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn
 
 bool xr_gid_is_v4mapped(const union xr_gid *gid);
 
+/* The checksum of a 20-byte IPv4 header whose checksum field holds 0. */
+uint16_t xr_ipv4_checksum(const uint8_t *h);
+
 #endif /* XROCE_PACKET_H */
