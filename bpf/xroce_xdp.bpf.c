@@ -191,6 +191,20 @@ static __always_inline bool fast_path_layout(void *data, void *data_end, struct 
 	return eth->h_proto == bpf_htons(ETH_P_IP) && (void *)udp == data + XR_FAST_UDP_OFF;
 }
 
+/*
+ * A frame a switch marked Congestion Experienced is the engine's: it owes the
+ * sender a CNP, which the fast paths do not build. Marks are rare (a queue
+ * past its threshold), so they cost the fast paths little.
+ */
+static __always_inline bool marked_ce(void *data, void *data_end)
+{
+	struct iphdr *ip = data + sizeof(struct ethhdr);
+
+	if ((void *)(ip + 1) > data_end)
+		return false;
+	return (ip->tos & XR_ECN_MASK) == XR_ECN_CE;
+}
+
 /* Whether the ICRC stored at icrc_off matches the frame. */
 static __always_inline bool icrc_ok(struct xdp_md *ctx, __u32 icrc_off)
 {
@@ -628,7 +642,7 @@ int xroce_xdp(struct xdp_md *ctx)
 	/* Both need the path: the ACK absorbed came from the peer, the one built goes to it. */
 	fast_path = READ_ONCE(qp->fast_path);
 	if (fast_path && qp->qp_type == XR_QPT_RC && READ_ONCE(qp->path_valid) &&
-	    fast_path_layout(data, data_end, udp)) {
+	    fast_path_layout(data, data_end, udp) && !marked_ce(data, data_end)) {
 		action = FAST_PATH_DECLINED;
 		if (fast_path & XR_XDP_FAST_ACK)
 			action = absorb_ack(ctx, qp, bth, udp_len, counters);

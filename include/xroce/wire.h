@@ -56,6 +56,7 @@ struct xr_bth {
 /* The IP header's ECN field (RFC 3168): RoCEv2 sends ECT(0), a congested switch sets CE. */
 #define XR_ECN_MASK 0x03
 #define XR_ECN_ECT0 0x02
+#define XR_ECN_ECT1 0x01
 #define XR_ECN_CE 0x03
 
 /* RDMA Extended Transport Header, 16 bytes. */

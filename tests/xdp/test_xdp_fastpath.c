@@ -330,6 +330,11 @@ static void test_ack_declined(void)
 		xt_put_entry(QPN_REQUESTER, &v4);
 	}
 
+	build_ack(&f, 0x000004, XR_AETH_ACK | XR_AETH_ACK_UNLIMITED, 500);
+	f.data[XR_ETH_HLEN + 1] = XR_ECN_CE; /* TOS is masked out of the ICRC */
+	run("ACK marked CE goes to the engine (it owes a CNP)", &f, XDP_DROP,
+	    COUNTER(drop_no_socket), &res, true);
+
 	e = xt_get_entry(QPN_REQUESTER);
 	e.fast_path = XR_XDP_FAST_DUP;
 	xt_put_entry(QPN_REQUESTER, &e);
@@ -525,6 +530,11 @@ static void test_duplicates_declined(void)
 	run("802.1Q-tagged duplicate goes to the engine", &f, XDP_DROP, COUNTER(drop_no_socket),
 	    &res, true);
 
+	build(&f, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 8);
+	f.data[XR_ETH_HLEN + 1] = 0xb8 | XR_ECN_CE;
+	run("duplicate marked CE goes to the engine (it owes a CNP)", &f, XDP_DROP,
+	    COUNTER(drop_no_socket), &res, true);
+
 	e = xt_get_entry(QPN_RESPONDER);
 	e.fast_path = XR_XDP_FAST_ACK;
 	xt_put_entry(QPN_RESPONDER, &e);
@@ -629,7 +639,7 @@ static void test_duplicate_answer_path(void)
 	reset_qps();
 	memcpy(path.smac, router_mac, 6);
 	path.traffic_class = 0;
-	path.ecn = XR_ECN_CE;
+	path.ecn = XR_ECN_ECT1;
 	path.udp_sport = 0xd00d;
 	build_on(&f, &path, XR_OP_RC_SEND_ONLY, QPN_RESPONDER, RESP_EPSN - 1, 40);
 	if (run(name, &f, XDP_TX, COUNTER(dups_answered), &res, true)) {
