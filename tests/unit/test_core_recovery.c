@@ -407,6 +407,59 @@ static void test_sr_write_past_region(void)
 	h_pair_destroy(&c.p);
 }
 
+/* The least congestion window a run has seen, while no ACK timer had expired. */
+struct window_watch {
+	struct xr_qp_impl *qp;
+	uint32_t min_cwnd;
+};
+
+static bool watch_window(struct h_pair *p, void *arg)
+{
+	struct window_watch *w = arg;
+
+	(void)p;
+	if (!w->qp->cnt.timeouts && w->qp->cwnd < w->min_cwnd)
+		w->min_cwnd = w->qp->cwnd;
+	return false;
+}
+
+/*
+ * Go-back-N at both ends, 3 % of the requests lost: each loss costs a PSN
+ * sequence NAK and a cut, but no cut goes below XR_CWND_LOSS_FLOOR (only
+ * the ACK timer's expiry may), and every byte lands.
+ */
+static void test_gbn_window_floor(void)
+{
+	enum { WRITES = 64, LEN = 64 << 10 };
+	struct h_qp_opts o = h_default_opts();
+	struct window_watch watch = {.min_cwnd = XR_SEND_WINDOW};
+	struct h_buf *src, *dst;
+	struct h_pair p;
+
+	o.go_back_n[0] = o.go_back_n[1] = true;
+	h_setup(&p, 31, 256, &o);
+	watch.qp = p.side[0].qp;
+	src = h_buf(&p, 0, (size_t)WRITES * LEN, XR_ACCESS_LOCAL_WRITE, 0);
+	dst = h_buf(&p, 1, (size_t)WRITES * LEN, H_REMOTE_ALL, 0);
+	h_fill(src->base, src->len, 3);
+	xr_mem_link_set_impair(&p.link, 0, &(struct xr_mem_impair){.loss = 0.03});
+	for (uint64_t i = 0; i < WRITES; i++)
+		CHECK(h_post_write(&p, 0, i, src, i * LEN, dst, i * LEN, LEN) == 0,
+		      "post WRITE %" PRIu64, i);
+	CHECK(h_run(&p, p.now + 3600 * 1000 * MS, watch_window, &watch) == H_QUIET,
+	      "the WRITEs settle");
+	for (uint64_t i = 0; i < WRITES; i++)
+		h_expect_wc(p.side[0].scq, "WRITE", i, XR_WC_SUCCESS, XR_WC_RDMA_WRITE);
+	CHECK(h_first_mismatch(dst->base, dst->len, 3) < 0, "every byte landed");
+	CHECK(watch.qp->cnt.seq_naks_rx >= 5, "%llu PSN sequence NAKs",
+	      (unsigned long long)watch.qp->cnt.seq_naks_rx);
+	CHECK(watch.min_cwnd < XR_SEND_WINDOW, "the losses cut the window (least %u)",
+	      watch.min_cwnd);
+	CHECK(watch.min_cwnd >= XR_CWND_LOSS_FLOOR, "no cut below %u (least %u)",
+	      XR_CWND_LOSS_FLOOR, watch.min_cwnd);
+	h_pair_destroy(&p);
+}
+
 int main(void)
 {
 	h_group("recovery: round-trip estimate from ACK timing, Karn's rule", test_rtt_samples);
@@ -414,6 +467,8 @@ int main(void)
 	h_group("recovery: probe after a retransmission is lost (no second NAK)",
 		test_probe_retransmission_lost);
 	h_group("recovery: probe after an ACK is lost", test_probe_ack_lost);
+	h_group("recovery: a loss cuts a go-back-N window no lower than its floor",
+		test_gbn_window_floor);
 	h_group("selective repeat: offered and taken in band", test_sr_negotiated);
 	h_group("selective repeat: a standard responder sees nothing new",
 		test_sr_standard_responder);

@@ -70,47 +70,6 @@ static void fail_at(struct xr_qp_impl *qp, uint32_t psn, enum xr_wc_status st)
 	xr_qp_to_error(qp);
 }
 
-/* Additive increase per window acknowledged; slow start below ssthresh. */
-static void cwnd_on_ack(struct xr_qp_impl *qp, uint32_t newly_acked)
-{
-	if (qp->in_recovery && xr_psn_diff(qp->acked_psn, qp->recover_psn) >= 0)
-		qp->in_recovery = false;
-	if (qp->cwnd >= XR_SEND_WINDOW)
-		return;
-	if (qp->cwnd < qp->ssthresh) {
-		qp->cwnd += newly_acked;
-	} else {
-		qp->cwnd_acc += newly_acked;
-		while (qp->cwnd_acc >= qp->cwnd) {
-			qp->cwnd_acc -= qp->cwnd;
-			qp->cwnd++;
-		}
-	}
-	if (qp->cwnd > XR_SEND_WINDOW)
-		qp->cwnd = XR_SEND_WINDOW;
-}
-
-/* Multiplicative decrease, once per window of data in flight at the loss. */
-static void cwnd_on_loss(struct xr_qp_impl *qp, bool timeout)
-{
-	/*
-	 * By a quarter, as CUBIC's 0.7 rather than Reno's half: on Ethernet a
-	 * loss is as often noise as congestion, and halving at every one keeps
-	 * the window far below the path's bandwidth-delay product at 1-2 %
-	 * random loss (a Soft-RoCE peer kept 0.33 of its clean goodput at 2 %
-	 * each way with halving, about 0.5 with this).
-	 */
-	uint32_t reduced = qp->cwnd - qp->cwnd / 4;
-
-	if (qp->in_recovery && !timeout)
-		return;
-	qp->ssthresh = reduced > XR_CWND_MIN ? reduced : XR_CWND_MIN;
-	qp->cwnd = timeout ? XR_CWND_MIN : qp->ssthresh;
-	qp->cwnd_acc = 0;
-	qp->in_recovery = true;
-	qp->recover_psn = xr_psn_add(qp->snd_psn, XR_PSN_MASK);
-}
-
 /*
  * How long the requester waits without an ACK before it probes: about two
  * round trips, doubled for every probe that went unanswered. 0: no probe
@@ -235,7 +194,7 @@ static void ack_through(struct xr_qp_impl *qp, uint32_t psn, uint64_t now)
 	}
 	if (xr_psn_diff(upto, qp->acked_psn) <= 0)
 		return;
-	cwnd_on_ack(qp, (uint32_t)xr_psn_diff(upto, qp->acked_psn));
+	xr_cwnd_on_ack(qp, (uint32_t)xr_psn_diff(upto, qp->acked_psn));
 	qp->acked_psn = upto;
 	on_progress(qp, now);
 }
@@ -312,7 +271,7 @@ static void read_atomic_response(struct xr_qp_impl *qp, const struct xr_pkt *pkt
 		}
 		xr_sgl_copy_in(qp->core, w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
 	}
-	cwnd_on_ack(qp, 1);
+	xr_cwnd_on_ack(qp, 1);
 	qp->acked_psn = psn;
 	if (psn == w->last_psn) {
 		/* READ with invalidate: the local MR goes once the data has landed in it. */
@@ -449,7 +408,7 @@ static void nak(struct xr_qp_impl *qp, uint32_t psn, uint8_t code, uint64_t now)
 	}
 	/* Resend from psn. */
 	if (xr_psn_diff(psn, qp->acked_psn) == 1) {
-		cwnd_on_loss(qp, false);
+		xr_cwnd_on_loss(qp, false);
 		xr_requester_rewind(qp, psn);
 	}
 	qp->retry_deadline = outstanding(qp) ? now + xr_qp_ack_timeout_ns(qp) : 0;
@@ -529,7 +488,7 @@ uint64_t xr_completer_timers(struct xr_qp_impl *qp, uint64_t now)
 			qp->cnt.timeouts++;
 			qp->core->stats.timeouts++;
 			qp->rd_resent = false;
-			cwnd_on_loss(qp, true);
+			xr_cwnd_on_loss(qp, true);
 			xr_requester_rewind(qp, xr_psn_add(qp->acked_psn, 1));
 			qp->retry_deadline = now + xr_qp_ack_timeout_ns(qp);
 		}

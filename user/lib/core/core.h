@@ -40,6 +40,8 @@
  */
 #define XR_SEND_WINDOW 512
 #define XR_CWND_MIN 8
+/* The least a loss cuts the congestion window to; only the ACK timer goes below (cwnd.c). */
+#define XR_CWND_LOSS_FLOOR 24
 /* The requester asks for an ACK at least this often inside a long message. */
 #define XR_ACKREQ_INTERVAL 64
 /*
@@ -447,6 +449,7 @@ struct xr_qp_impl {
 	uint8_t retry_left, rnr_left;
 	uint32_t rd_outstanding; /* READ/atomic WQEs sent and not completed */
 	bool rd_resent;		 /* a lost READ/atomic response was asked for again early */
+	/* congestion window (cwnd.c) */
 	uint32_t cwnd, ssthresh; /* congestion window and slow-start threshold, in PSNs */
 	uint32_t cwnd_acc;	 /* PSNs acknowledged toward the next additive increase */
 	uint32_t recover_psn;	 /* no further decrease until this PSN is acknowledged */
@@ -856,6 +859,14 @@ void xr_requester_rewind(struct xr_qp_impl *qp, uint32_t psn);
  * buffer, or w's memory is gone (the requester's next round fails it).
  */
 bool xr_requester_resend(struct xr_qp_impl *qp, struct xr_swqe *w, uint32_t psn);
+
+/* ---- cwnd.c ---- */
+/* The window a QP starts with, and has again after a reset. */
+void xr_cwnd_reset(struct xr_qp_impl *qp);
+/* newly_acked PSNs were acknowledged for the first time. */
+void xr_cwnd_on_ack(struct xr_qp_impl *qp, uint32_t newly_acked);
+/* A loss: a PSN sequence NAK, or (timeout) the ACK timer's expiry. */
+void xr_cwnd_on_loss(struct xr_qp_impl *qp, bool timeout);
 
 /* ---- rtt.c ---- */
 /*

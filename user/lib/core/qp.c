@@ -126,7 +126,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->pub.qp_num = qpn;
 	qp->pub.state = XR_QPS_RESET;
 	qp->pub.qp_type = attr->qp_type;
-	qp->cwnd = qp->ssthresh = XR_SEND_WINDOW;
+	xr_cwnd_reset(qp);
 	xr_dcqcn_reset(qp);
 	/* A datagram is one packet of at most the port's MTU: UD has no path MTU. */
 	if (attr->qp_type == XR_QPT_UD) {
@@ -343,9 +343,7 @@ static void reset_transport(struct xr_qp_impl *qp)
 	qp->msn = 0;
 	qp->nak_sent = false;
 	qp->ack_pending = false;
-	qp->cwnd = qp->ssthresh = XR_SEND_WINDOW;
-	qp->cwnd_acc = 0;
-	qp->in_recovery = false;
+	xr_cwnd_reset(qp);
 	qp->srtt_ns = qp->rttvar_ns = 0;
 	qp->rtt_sent_at = 0;
 	qp->recv_active = false;
