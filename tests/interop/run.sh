@@ -108,6 +108,13 @@ cleanup() {
 		kill "$server_pid" 2>/dev/null
 		wait "$server_pid" 2>/dev/null
 	fi
+	# A failure may be the emulated guest's: its kernel log and link counters
+	# tell (read over the 9p control channel, which works when its network does not).
+	if [ "$peer_up" -eq 1 ] && [ "$failed" -gt 0 ]; then
+		"$RXE_PEER" exec rxeA 'dmesg | tail -n 60; /usr/bin/ip -s link; cd /sys/class/infiniband/rxeA/ports/1/hw_counters && grep . *' \
+			>"$logdir/guest-state.txt" 2>&1
+		echo "interop: the guest's kernel log and counters: $logdir/guest-state.txt"
+	fi
 	if [ "$peer_up" -eq 1 ] && [ "${RXE_PEER_KEEP:-0}" != 1 ]; then
 		if [ -d "/sys/fs/bpf/xroce/$host_if" ]; then
 			in_host_ns "$xroce" detach "$host_if" >/dev/null 2>&1 ||
