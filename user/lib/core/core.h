@@ -42,6 +42,7 @@
 #define XR_CWND_MIN 8
 /* The least a loss cuts the congestion window to; only the ACK timer goes below (cwnd.c). */
 #define XR_CWND_LOSS_FLOOR 24
+_Static_assert(XR_CWND_LOSS_FLOOR >= XR_CWND_MIN, "the loss floor is above the minimum");
 /* The requester asks for an ACK at least this often inside a long message. */
 #define XR_ACKREQ_INTERVAL 64
 /*

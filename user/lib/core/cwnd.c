@@ -54,9 +54,10 @@ void xr_cwnd_on_loss(struct xr_qp_impl *qp, bool timeout)
 
 	if (qp->in_recovery && !timeout)
 		return;
+	/* Never below XR_CWND_MIN: the floor is above it, and cwnd never was. */
 	if (reduced < XR_CWND_LOSS_FLOOR)
 		reduced = qp->cwnd < XR_CWND_LOSS_FLOOR ? qp->cwnd : XR_CWND_LOSS_FLOOR;
-	qp->ssthresh = reduced > XR_CWND_MIN ? reduced : XR_CWND_MIN;
+	qp->ssthresh = reduced;
 	qp->cwnd = timeout ? XR_CWND_MIN : qp->ssthresh;
 	qp->cwnd_acc = 0;
 	qp->in_recovery = true;
