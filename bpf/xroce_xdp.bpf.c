@@ -349,6 +349,10 @@ static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_ent
 
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
+	/* The caller rules fragments out; shrinking a frame that has them could crash the kernel.
+	 */
+	if (bpf_xdp_get_buff_len(ctx) != (__u64)(data_end - data))
+		return FAST_PATH_DECLINED;
 	if (bpf_xdp_adjust_tail(ctx, (int)ACK_FRAME_LEN - (int)(data_end - data)))
 		return FAST_PATH_DECLINED;
 	data = (void *)(long)ctx->data;
@@ -541,11 +545,18 @@ static __always_inline int steer_multicast(struct xdp_md *ctx, void *l3, bool ip
 	return steer_to_engine(ctx, &group->rx_frames, counters);
 }
 
-SEC("xdp")
+/*
+ * Loaded as xdp.frags so that it can stay attached to an interface whose MTU
+ * exceeds one page: a frame may then carry fragments past data_end, and its
+ * length is bpf_xdp_get_buff_len's. Headers are always in the linear part.
+ */
+SEC("xdp.frags")
 int xroce_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
+	__u32 frame_len = bpf_xdp_get_buff_len(ctx);
+	bool has_frags = frame_len > (__u32)(data_end - data);
 	struct xr_xdp_stats *counters;
 	struct xr_qp_entry *qp;
 	struct xr_opinfo info;
@@ -598,7 +609,7 @@ int xroce_xdp(struct xdp_md *ctx)
 	udp_len = bpf_ntohs(udp->len);
 	pad = (bth->flags & XR_BTH_PAD_MASK) >> XR_BTH_PAD_SHIFT;
 	headers_len = sizeof(*udp) + info.hdr_len + pad + XR_ICRC_SIZE;
-	if (udp_len != ip_payload_len || (void *)udp + udp_len > data_end ||
+	if (udp_len != ip_payload_len || (__u32)((void *)udp - data) + udp_len > frame_len ||
 	    udp_len < headers_len || (udp_len > headers_len && !(info.flags & XR_OPF_PAYLOAD)) ||
 	    (pad && !(info.flags & XR_OPF_LAST))) {
 		counters->drop_bad_length++;
@@ -639,9 +650,14 @@ int xroce_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	/* Both need the path: the ACK absorbed came from the peer, the one built goes to it. */
+	/*
+	 * Both need the path: the ACK absorbed came from the peer, the one built
+	 * goes to it. A frame with fragments is the engine's untouched: shrinking
+	 * one and sending it back with XDP_TX trips page_pool bugs in veth and
+	 * generic XDP, and plain ACKs are never that long.
+	 */
 	fast_path = READ_ONCE(qp->fast_path);
-	if (fast_path && qp->qp_type == XR_QPT_RC && READ_ONCE(qp->path_valid) &&
+	if (fast_path && !has_frags && qp->qp_type == XR_QPT_RC && READ_ONCE(qp->path_valid) &&
 	    fast_path_layout(data, data_end, udp) && !marked_ce(data, data_end)) {
 		action = FAST_PATH_DECLINED;
 		if (fast_path & XR_XDP_FAST_ACK)
