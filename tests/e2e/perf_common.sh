@@ -7,6 +7,11 @@
 #                                     non-zero average and rate; for lat,
 #                                     "SIZE TOTAL MIN MAX TYPICAL AVG ..." with
 #                                     a non-zero typical and average latency.
+# perf_pair TEST OPTIONS...           $perf TEST OPTIONS as a server in A and a
+#                                     client of it in B, each under a 60 s
+#                                     limit, into $logdir/server.log and
+#                                     client.log; sets server_status and
+#                                     client_status.
 
 perf_result_ok() {
 	awk -v size="$2" -v iters="$4" -v kind="$3" '
@@ -15,4 +20,17 @@ perf_result_ok() {
 			if (kind == "lat" && NF >= 9 && $5 > 0 && $6 > 0) ok = 1
 		}
 		END { exit !ok }' "$1"
+}
+
+perf_pair() {
+	local test=$1
+	shift
+	server_status=0 client_status=0
+	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" "$@" \
+		>"$logdir/server.log" 2>&1 &
+	server_pid=$!
+	netns_exec "$NETNS_B" timeout 60 "$perf" "$test" -d "$VETH_B" "$@" \
+		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
+	wait "$server_pid" || server_status=$?
+	server_pid=""
 }

@@ -39,14 +39,8 @@ done
 
 # perf TEST: 64 KiB messages, server in A, client in B; the client's path MTU must be 2048.
 perf() {
-	local test=$1 server_status=0 client_status=0 mtu
-	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" -x 1 -n 50 -s 65536 \
-		>"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	netns_exec "$NETNS_B" timeout 60 "$perf" "$test" -d "$VETH_B" -x 1 -n 50 -s 65536 \
-		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
-	wait "$server_pid" || server_status=$?
-	server_pid=""
+	local test=$1 mtu
+	perf_pair "$test" -x 1 -n 50 -s 65536
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
 		e2e_show_logs
 		fail "$test at MTU 9000: server exit $server_status, client exit $client_status"

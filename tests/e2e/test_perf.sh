@@ -48,18 +48,12 @@ qps_listed() {
 
 # run TEST SIZE KIND SERVER_MEASURES [OPTIONS...]
 run() {
-	local test=$1 size=$2 kind=$3 server_measures=$4 server_status=0 client_status=0
+	local test=$1 size=$2 kind=$3 server_measures=$4
 	local qps total
 	shift 4
 	qps=$(qps_of "$@")
 	total=$((iters * qps))
-	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" -x 1 -n $iters "$@" \
-		>"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	netns_exec "$NETNS_B" timeout 60 "$perf" "$test" -d "$VETH_B" -x 1 -n $iters "$@" \
-		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
-	wait "$server_pid" || server_status=$?
-	server_pid=""
+	perf_pair "$test" -x 1 -n $iters "$@"
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
 		e2e_show_logs
 		fail "$test $*: server exit $server_status, client exit $client_status"

@@ -51,21 +51,6 @@ group_ok() {
 	grep -A1 -E "^ $2 address: LID 0000 QPN 0xffffff PSN " "$1" | grep -qxF "$(gid_line MGID "$3")"
 }
 
-# pair TEST -- OPTIONS...: server and client with the same options; sets
-# server_status and client_status.
-pair() {
-	local test=$1
-	shift
-	server_status=0 client_status=0
-	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" -n $iters "$@" \
-		>"$logdir/server.log" 2>&1 &
-	server_pid=$!
-	netns_exec "$NETNS_B" timeout 60 "$perf" "$test" -d "$VETH_B" -n $iters "$@" \
-		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
-	wait "$server_pid" || server_status=$?
-	server_pid=""
-}
-
 # run TEST CONN SIZE KIND SERVER_MEASURES [OPTIONS...]; with -q N in
 # OPTIONS the result lines count the iterations of all N QPs, as perftest's.
 run() {
@@ -73,7 +58,7 @@ run() {
 	shift 5
 	args=" $* "
 	[ "${args/ -q 2 / }" != "$args" ] && total=$((iters * 2))
-	pair "$test" "$@"
+	perf_pair "$test" -n $iters "$@"
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
 		e2e_show_logs
 		fail "$test $*: server exit $server_status, client exit $client_status"
@@ -120,7 +105,7 @@ for side in server client; do
 	grep -qxF "xroce-perf: Max msg size in UD is MTU 1024" "$logdir/$side.log" ||
 		fail "send_bw -c UD: the $side does not say it shrank the size to the MTU"
 done
-pair send_lat -x 1 -c UD -a
+perf_pair send_lat -n $iters -x 1 -c UD -a
 if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
 	e2e_show_logs
 	fail "send_lat -c UD -a: server exit $server_status, client exit $client_status"
@@ -168,7 +153,7 @@ refused write_lat "UD connection only possible in SEND verb" -c UD
 refused read_bw "UC connection not possible in READ/ATOMIC verbs" -c UC
 refused write_bw "MultiCast feature only available on SEND verb" -g
 refused send_bw "Only 1 QP supported in multicast" -g -q 2
-pair send_bw -x 1 -c UD -s 2048
+perf_pair send_bw -n $iters -x 1 -c UD -s 2048
 for side in server client; do
 	status=${side}_status
 	if [ "${!status}" -ne 1 ] ||
