@@ -313,6 +313,8 @@ static __always_inline __u16 ipv4_header_checksum(struct iphdr *ip)
  * QP's own path: its peer's MAC and IP from ours, never the frame's source,
  * which a router may have rewritten or a third host forged.
  * READs and atomics need their saved responses: those stay the engine's.
+ * The caller passes only frames without fragments: shrinking one that has
+ * them and sending it with XDP_TX crashes veth and generic XDP.
  */
 static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_entry *qp,
 					    struct xr_bth *bth, __u32 opflags, __u32 udp_len,
@@ -349,10 +351,6 @@ static __always_inline int answer_duplicate(struct xdp_md *ctx, struct xr_qp_ent
 
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	/* The caller rules fragments out; shrinking a frame that has them could crash the kernel.
-	 */
-	if (bpf_xdp_get_buff_len(ctx) != (__u64)(data_end - data))
-		return FAST_PATH_DECLINED;
 	if (bpf_xdp_adjust_tail(ctx, (int)ACK_FRAME_LEN - (int)(data_end - data)))
 		return FAST_PATH_DECLINED;
 	data = (void *)(long)ctx->data;
@@ -555,8 +553,8 @@ int xroce_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 frame_len = bpf_xdp_get_buff_len(ctx);
-	bool has_frags = frame_len > (__u32)(data_end - data);
+	__u32 frame_len;
+	bool has_frags;
 	struct xr_xdp_stats *counters;
 	struct xr_qp_entry *qp;
 	struct xr_opinfo info;
@@ -580,6 +578,8 @@ int xroce_xdp(struct xdp_md *ctx)
 	}
 	if (ipv6)
 		counters->roce_ipv6++;
+	frame_len = bpf_xdp_get_buff_len(ctx);
+	has_frags = frame_len > (__u32)(data_end - data);
 
 	bth = (void *)(udp + 1);
 	if ((void *)(bth + 1) > data_end) {
@@ -652,9 +652,8 @@ int xroce_xdp(struct xdp_md *ctx)
 
 	/*
 	 * Both need the path: the ACK absorbed came from the peer, the one built
-	 * goes to it. A frame with fragments is the engine's untouched: shrinking
-	 * one and sending it back with XDP_TX trips page_pool bugs in veth and
-	 * generic XDP, and plain ACKs are never that long.
+	 * goes to it. A frame with fragments is the engine's untouched (see
+	 * answer_duplicate); plain ACKs are never that long.
 	 */
 	fast_path = READ_ONCE(qp->fast_path);
 	if (fast_path && !has_frags && qp->qp_type == XR_QPT_RC && READ_ONCE(qp->path_valid) &&
