@@ -5,6 +5,12 @@
  * ring, its rx ring and the engine; the remaining frames form a stack of tx
  * buffers. Everything is sent on queue 0's socket, so only its completion
  * ring ever returns frames. The open path allocates; nothing after it does.
+ *
+ * A multi-buffer port (XDP_USE_SG) carries frames longer than a chunk as
+ * chains of descriptors (xsk_frames.h): its tx buffers are two adjacent
+ * chunks, so a frame is built in one run and sent as two descriptors, and a
+ * received chain is joined where it lies or, when its chunks are not
+ * adjacent, copied into a gather buffer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +31,7 @@
 #include <xdp/xsk.h>
 
 #include "xroce/xdp_shared.h"
+#include "xsk_frames.h"
 #include "xsk_port.h"
 
 #define XR_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
@@ -34,6 +41,12 @@
 #define XR_COPY_TX_BATCH 32u
 /* Pause between binds while a queue is still bound to a socket being released. */
 #define XR_BUSY_RETRY_NS 5000000L
+_Static_assert(XR_XSK_SINGLE_BUFFER_FRAME == XR_FRAME_SIZE - 256,
+	       "a received frame starts XDP_PACKET_HEADROOM into its chunk");
+/* A multi-buffer port's longest frame, each way: any RoCE frame at path MTU 4096 fits. */
+#define XR_MULTI_BUFFER_FRAME (2 * XR_FRAME_SIZE)
+/* Chains one rx call can copy into gather buffers (the engine's batch). */
+#define XR_GATHER_SLOTS 64u
 
 struct xr_xsk_queue {
 	struct xsk_socket *xsk;
@@ -54,11 +67,21 @@ struct xr_xsk_port {
 	struct xsk_umem *umem;
 	struct xsk_ring_prod tx; /* queue 0's socket */
 	int xsk_map_fd;
-	bool need_wakeup; /* XDP_USE_NEED_WAKEUP accepted: ring flags are meaningful */
+	bool need_wakeup;	/* XDP_USE_NEED_WAKEUP accepted: ring flags are meaningful */
+	bool multi_buffer;	/* bound with XDP_USE_SG */
+	int multi_buffer_error; /* why the kernel refused XDP_USE_SG, when it was asked for */
+	uint64_t rx_too_long;	/* chains dropped for being longer than max_frame */
+	/* Chains that could not be joined in place this rx call, XR_MULTI_BUFFER_FRAME each. */
+	uint8_t *gather;
+	uint32_t gather_used;
 
-	uint64_t *tx_free; /* stack of free tx frame addresses */
+	uint64_t tx_base;     /* UMEM address of the first tx buffer */
+	uint32_t tx_buf_size; /* one chunk, or two adjacent ones on a multi-buffer port */
+	uint64_t *tx_free;    /* stack of free tx buffer addresses */
 	uint32_t tx_free_count;
-	struct xdp_desc *tx_pending; /* submitted, not yet in the tx ring, oldest first */
+	/* Descriptors submitted, not yet in the tx ring, oldest first; a frame's chain stays whole.
+	 */
+	struct xdp_desc *tx_pending;
 	uint32_t tx_pending_count;
 	/* Submitted late: they enter the ring after tx_pending, and not while held. */
 	struct xdp_desc *tx_late;
@@ -156,6 +179,7 @@ void xr_xsk_port_close(struct xr_xsk_port *port)
 	free(port->tx_free);
 	free(port->tx_pending);
 	free(port->tx_late);
+	free(port->gather);
 	free(port);
 }
 
@@ -253,8 +277,8 @@ static int register_sockets(struct xr_xsk_port *port)
 	return 0;
 }
 
-/* Gives each queue rx_frames frames on its fill ring and stacks the rest for tx. */
-static int distribute_frames(struct xr_xsk_port *port, uint32_t frame_count, uint32_t rx_frames)
+/* Gives each queue rx_frames frames on its fill ring and stacks the rest as tx buffers. */
+static int distribute_frames(struct xr_xsk_port *port, uint32_t rx_frames)
 {
 	uint64_t next = 0;
 	uint32_t i, j, idx;
@@ -268,15 +292,60 @@ static int distribute_frames(struct xr_xsk_port *port, uint32_t frame_count, uin
 			*xsk_ring_prod__fill_addr(&q->fill, idx + j) = next;
 		xsk_ring_prod__submit(&q->fill, rx_frames);
 	}
-	for (i = rx_frames * port->nqueues; i < frame_count; i++, next += XR_FRAME_SIZE)
+	port->tx_base = next;
+	for (i = 0; i < port->tx_frames; i++, next += port->tx_buf_size)
 		port->tx_free[port->tx_free_count++] = next;
+	return 0;
+}
+
+/*
+ * Binds with XDP_USE_SG when asked to, and without it when the kernel
+ * refuses (older than 6.6, or a zero-copy driver without multi-buffer
+ * support), remembering why.
+ */
+static int bind_port(struct xr_xsk_port *port, const char *ifname,
+		     const struct xr_xsk_port_config *cfg)
+{
+	int err;
+
+	if (cfg->multi_buffer) {
+		err = bind_sockets(port, ifname, cfg->bind_flags | XDP_USE_SG, cfg->busy_wait_ms);
+		port->multi_buffer = err == 0;
+		if (err == 0 || err == -EBUSY)
+			return err;
+		port->multi_buffer_error = err;
+		destroy_xsks(port);
+	}
+	return bind_sockets(port, ifname, cfg->bind_flags, cfg->busy_wait_ms);
+}
+
+/* The tx buffers' bookkeeping, once the bind has said how large they are. */
+static int alloc_tx_lists(struct xr_xsk_port *port, uint32_t tx_chunks)
+{
+	uint32_t descs_per_buf;
+
+	port->tx_buf_size = port->multi_buffer ? XR_MULTI_BUFFER_FRAME : XR_FRAME_SIZE;
+	descs_per_buf = port->tx_buf_size / XR_FRAME_SIZE;
+	port->tx_frames = tx_chunks / descs_per_buf;
+	if (port->tx_frames == 0)
+		return -EINVAL;
+	/* Copy mode sends a batch of descriptors per call. */
+	port->tx_kick_rounds = port->tx_frames * descs_per_buf / XR_COPY_TX_BATCH + 2;
+	port->tx_free = calloc(port->tx_frames, sizeof(*port->tx_free));
+	port->tx_pending = calloc(port->tx_frames * descs_per_buf, sizeof(*port->tx_pending));
+	port->tx_late = calloc(port->tx_frames * descs_per_buf, sizeof(*port->tx_late));
+	if (port->multi_buffer)
+		port->gather = malloc(XR_GATHER_SLOTS * XR_MULTI_BUFFER_FRAME);
+	if (!port->tx_free || !port->tx_pending || !port->tx_late ||
+	    (port->multi_buffer && !port->gather))
+		return -ENOMEM;
 	return 0;
 }
 
 int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **out)
 {
 	uint32_t frame_count = cfg->frame_count ? cfg->frame_count : XR_DEFAULT_FRAME_COUNT;
-	uint32_t nqueues, rx_frames, tx_frames, i;
+	uint32_t nqueues, rx_frames, i;
 	char ifname[IFNAMSIZ];
 	struct xr_xsk_port *port;
 	int err;
@@ -292,7 +361,6 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 		rx_frames = XR_RING_SIZE;
 	if (rx_frames == 0)
 		return -EINVAL;
-	tx_frames = frame_count - rx_frames * nqueues;
 
 	port = calloc(1, sizeof(*port) + nqueues * sizeof(port->queues[0]));
 	if (!port)
@@ -301,15 +369,6 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 	port->xsk_map_fd = -1;
 	for (i = 0; i < nqueues; i++)
 		port->queues[i].queue_id = i;
-	port->tx_frames = tx_frames;
-	port->tx_kick_rounds = tx_frames / XR_COPY_TX_BATCH + 2;
-	port->tx_free = calloc(tx_frames, sizeof(*port->tx_free));
-	port->tx_pending = calloc(tx_frames, sizeof(*port->tx_pending));
-	port->tx_late = calloc(tx_frames, sizeof(*port->tx_late));
-	if (!port->tx_free || !port->tx_pending || !port->tx_late) {
-		err = -ENOMEM;
-		goto fail;
-	}
 	port->xsk_map_fd = fcntl(cfg->xsk_map_fd, F_DUPFD_CLOEXEC, 0);
 	if (port->xsk_map_fd < 0) {
 		err = -errno;
@@ -324,10 +383,13 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 		err = -errno;
 		goto fail;
 	}
-	err = bind_sockets(port, ifname, cfg->bind_flags, cfg->busy_wait_ms);
+	err = bind_port(port, ifname, cfg);
 	if (err)
 		goto fail;
-	err = distribute_frames(port, frame_count, rx_frames);
+	err = alloc_tx_lists(port, frame_count - rx_frames * nqueues);
+	if (err)
+		goto fail;
+	err = distribute_frames(port, rx_frames);
 	if (err)
 		goto fail;
 	err = register_sockets(port);
@@ -339,6 +401,26 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 fail:
 	xr_xsk_port_close(port);
 	return err;
+}
+
+bool xr_xsk_port_multi_buffer(const struct xr_xsk_port *port)
+{
+	return port->multi_buffer;
+}
+
+int xr_xsk_port_multi_buffer_error(const struct xr_xsk_port *port)
+{
+	return port->multi_buffer_error;
+}
+
+uint32_t xr_xsk_port_max_frame(const struct xr_xsk_port *port)
+{
+	return port->multi_buffer ? XR_MULTI_BUFFER_FRAME : XR_XSK_SINGLE_BUFFER_FRAME;
+}
+
+uint64_t xr_xsk_port_rx_too_long(const struct xr_xsk_port *port)
+{
+	return port->rx_too_long;
 }
 
 int xr_xsk_port_nfds(const struct xr_xsk_port *port)
@@ -353,29 +435,74 @@ int xr_xsk_port_fd(const struct xr_xsk_port *port, int i)
 	return xsk_socket__fd(port->queues[i].xsk);
 }
 
+/*
+ * The frame of chain as one run of bytes: where it lies, or in a gather
+ * buffer. NULL when no gather buffer is left this call.
+ */
+static uint8_t *join_chain(struct xr_xsk_port *port, struct xr_xsk_queue *q, uint32_t idx,
+			   struct xr_xsk_chain chain)
+{
+	uint8_t *scratch = NULL;
+
+	if (chain.descs > 1 && !xr_xsk_rx_joinable_in_place(&q->rx, idx, chain, XR_FRAME_SIZE)) {
+		if (port->gather_used == XR_GATHER_SLOTS)
+			return NULL;
+		scratch = port->gather + (size_t)port->gather_used++ * XR_MULTI_BUFFER_FRAME;
+	}
+	return xr_xsk_rx_join(&q->rx, idx, chain, port->umem_area, XR_FRAME_SIZE, scratch);
+}
+
+/*
+ * Takes up to max frames from q's rx ring into frames; returns how many. A
+ * chain cut short by the peek, or with no gather buffer left, stays in the
+ * ring for the next call.
+ */
+static unsigned rx_queue(struct xr_xsk_port *port, struct xr_xsk_queue *q,
+			 struct xr_rx_frame *frames, unsigned max)
+{
+	/* Room for a whole chain behind the max-th frame's first descriptor. */
+	uint32_t want = max + (port->multi_buffer ? XR_XSK_MAX_CHAIN - 1 : 0);
+	uint32_t n, idx, used = 0;
+	unsigned got = 0;
+
+	n = xsk_ring_cons__peek(&q->rx, want, &idx);
+	while (used < n && got < max) {
+		struct xr_xsk_chain chain = xr_xsk_rx_chain(&q->rx, idx + used, n - used);
+		uint8_t *data;
+
+		if (chain.descs == 0)
+			break;
+		if (chain.len > xr_xsk_port_max_frame(port)) {
+			port->rx_too_long++;
+			used += chain.descs;
+			continue;
+		}
+		data = join_chain(port, q, idx + used, chain);
+		if (!data)
+			break;
+		frames[got++] = (struct xr_rx_frame){.data = data, .len = chain.len};
+		used += chain.descs;
+	}
+	/* What was peeked and not taken is peeked again next time. */
+	q->rx.cached_cons -= n - used;
+	if (used) {
+		if (q->rx_held == 0)
+			q->rx_held_idx = idx;
+		q->rx_held += used;
+	}
+	return got;
+}
+
 unsigned xr_xsk_port_rx(struct xr_xsk_port *port, struct xr_rx_frame *frames, unsigned max)
 {
 	unsigned got = 0;
-	uint32_t scanned, n, idx, j;
 
-	for (scanned = 0; scanned < port->nqueues && got < max; scanned++) {
+	for (uint32_t scanned = 0; scanned < port->nqueues && got < max; scanned++) {
 		struct xr_xsk_queue *q = &port->queues[port->rx_next_queue];
 
 		if (++port->rx_next_queue == port->nqueues)
 			port->rx_next_queue = 0;
-		n = xsk_ring_cons__peek(&q->rx, max - got, &idx);
-		if (n == 0)
-			continue;
-		if (q->rx_held == 0)
-			q->rx_held_idx = idx;
-		q->rx_held += n;
-		for (j = 0; j < n; j++, got++) {
-			const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&q->rx, idx + j);
-
-			frames[got].data = xsk_umem__get_data(port->umem_area, desc->addr);
-			frames[got].len = desc->len;
-			frames[got].addr = desc->addr;
-		}
+		got += rx_queue(port, q, frames + got, max - got);
 	}
 	return got;
 }
@@ -403,6 +530,7 @@ void xr_xsk_port_rx_release(struct xr_xsk_port *port)
 		xsk_ring_cons__release(&q->rx, q->rx_held);
 		q->rx_held = 0;
 	}
+	port->gather_used = 0;
 }
 
 static void reclaim_completions(struct xr_xsk_port *port)
@@ -411,8 +539,13 @@ static void reclaim_completions(struct xr_xsk_port *port)
 	uint32_t n, idx, j;
 
 	n = xsk_ring_cons__peek(comp, comp->size, &idx);
-	for (j = 0; j < n; j++)
-		port->tx_free[port->tx_free_count++] = *xsk_ring_cons__comp_addr(comp, idx + j);
+	for (j = 0; j < n; j++) {
+		uint64_t addr = *xsk_ring_cons__comp_addr(comp, idx + j);
+
+		/* A chain completes once per descriptor; its buffer is freed by the first. */
+		if (((addr - port->tx_base) & (port->tx_buf_size - 1)) == 0)
+			port->tx_free[port->tx_free_count++] = addr;
+	}
 	xsk_ring_cons__release(comp, n);
 }
 
@@ -422,7 +555,7 @@ uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap)
 		reclaim_completions(port);
 	if (port->tx_free_count == 0)
 		return NULL;
-	*cap = XR_FRAME_SIZE;
+	*cap = port->tx_buf_size;
 	return port->umem_area + port->tx_free[--port->tx_free_count];
 }
 
@@ -436,29 +569,30 @@ void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf)
 	port->tx_free[port->tx_free_count++] = (uint64_t)(buf - port->umem_area);
 }
 
-/* The descriptor for buf, or false (buf given back) if the kernel would not take it. */
-static bool tx_desc(struct xr_xsk_port *port, uint8_t *buf, uint32_t len, struct xdp_desc *desc)
+/*
+ * Appends buf's descriptors to a queue, or gives buf back if the kernel
+ * would not take them: it drops an oversized descriptor without completing
+ * it, which would leak the buffer.
+ */
+static void tx_queue(struct xr_xsk_port *port, uint8_t *buf, uint32_t len, struct xdp_desc *queue,
+		     uint32_t *count)
 {
-	/* The kernel drops an oversized descriptor without completing it,
-	 * which would leak the frame: refuse it here instead. */
-	if (len > XR_FRAME_SIZE) {
+	if (len == 0 || len > port->tx_buf_size) {
 		xr_xsk_port_tx_abort(port, buf);
-		return false;
+		return;
 	}
-	*desc = (struct xdp_desc){.addr = (uint64_t)(buf - port->umem_area), .len = len};
-	return true;
+	*count +=
+	    xr_xsk_tx_chain((uint64_t)(buf - port->umem_area), len, XR_FRAME_SIZE, queue + *count);
 }
 
 void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
 {
-	if (tx_desc(port, buf, len, &port->tx_pending[port->tx_pending_count]))
-		port->tx_pending_count++;
+	tx_queue(port, buf, len, port->tx_pending, &port->tx_pending_count);
 }
 
 void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
 {
-	if (tx_desc(port, buf, len, &port->tx_late[port->tx_late_count]))
-		port->tx_late_count++;
+	tx_queue(port, buf, len, port->tx_late, &port->tx_late_count);
 }
 
 void xr_xsk_port_tx_hold_late(struct xr_xsk_port *port, bool hold)
@@ -472,8 +606,8 @@ uint32_t xr_xsk_port_tx_late_count(const struct xr_xsk_port *port)
 }
 
 /*
- * Moves as many of the *count frames of queue as fit into the tx ring,
- * keeping the rest in order; true when they all went.
+ * Moves as many of the *count descriptors of queue as fit into the tx ring,
+ * whole chains only, keeping the rest in order; true when they all went.
  */
 static bool publish_queue(struct xr_xsk_port *port, struct xdp_desc *queue, uint32_t *count)
 {
@@ -483,7 +617,7 @@ static bool publish_queue(struct xr_xsk_port *port, struct xdp_desc *queue, uint
 		return true;
 	space = xsk_prod_nb_free(&port->tx, n);
 	if (n > space)
-		n = space;
+		n = xr_xsk_whole_frames(queue, space);
 	if (n == 0 || xsk_ring_prod__reserve(&port->tx, n, &idx) != n)
 		return false;
 	for (j = 0; j < n; j++)

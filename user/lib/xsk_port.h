@@ -19,18 +19,34 @@ struct xr_xsk_port_config {
 	/* How long a queue still bound to another socket (EBUSY) is tried again. */
 	uint32_t busy_wait_ms;
 	uint16_t bind_flags; /* XDP_COPY for a program in generic mode */
+	/*
+	 * Ask for multi-buffer sockets (XDP_USE_SG): frames longer than a
+	 * UMEM chunk, up to xr_xsk_port_max_frame, each way. When the kernel
+	 * refuses, the port opens without them and says why.
+	 */
+	bool multi_buffer;
 };
 
-/* A received frame; valid until the next xr_xsk_port_rx_release. */
+/* A received frame, in one run of bytes; valid until the next xr_xsk_port_rx_release. */
 struct xr_rx_frame {
 	uint8_t *data;
 	uint32_t len;
-	uint64_t addr; /* UMEM address, internal */
 };
 
 /* Returns 0 or a negative errno. Registers every socket in the XSKMAP. */
 int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **out);
 void xr_xsk_port_close(struct xr_xsk_port *port);
+
+/* Whether the sockets are multi-buffer; if they were asked to be and are not, the kernel's
+ * negative errno. */
+bool xr_xsk_port_multi_buffer(const struct xr_xsk_port *port);
+int xr_xsk_port_multi_buffer_error(const struct xr_xsk_port *port);
+/* A single-buffer socket's frames: a 4 KiB chunk behind the kernel's 256 bytes of headroom. */
+#define XR_XSK_SINGLE_BUFFER_FRAME 3840u
+/* The longest frame the port receives and sends: that, or 8192 multi-buffer. */
+uint32_t xr_xsk_port_max_frame(const struct xr_xsk_port *port);
+/* Frames received and dropped for being longer than that. */
+uint64_t xr_xsk_port_rx_too_long(const struct xr_xsk_port *port);
 
 /* Number of pollable fds (one per socket) and the i-th one, for poll(). */
 int xr_xsk_port_nfds(const struct xr_xsk_port *port);
@@ -55,7 +71,7 @@ void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
  */
 void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint8_t *buf, uint32_t len);
 void xr_xsk_port_tx_hold_late(struct xr_xsk_port *port, bool hold);
-/* Late frames not in the ring yet. */
+/* Descriptors of late frames not in the ring yet. */
 uint32_t xr_xsk_port_tx_late_count(const struct xr_xsk_port *port);
 /* Give up a buffer from tx_alloc without sending it. */
 void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf);
