@@ -104,6 +104,14 @@ struct {
 	__type(value, struct xr_engine_stats);
 } engine_stats SEC(".maps");
 
+/* Written by the engine, not by this program: its path MTU and what bounds it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_engine_port);
+} engine_port SEC(".maps");
+
 /* Groups local QPs are attached to: written by the engine (xr_mcast_entry). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -50,6 +50,7 @@ static inline __u32 xr_qp_table_slot(__u32 qpn)
 #define XR_PIN_CONFIG_MAP "config"
 #define XR_PIN_ENGINE_MAP "engine_stats"
 #define XR_PIN_MCAST_MAP "mcast_groups"
+#define XR_PIN_ENGINE_PORT_MAP "engine_port"
 
 /* Multicast groups a device can join: the size of the mcast_groups map. */
 #define XR_MAX_MCAST_GROUPS 64
@@ -234,6 +235,21 @@ struct xr_mcast_entry {
 };
 
 /*
+ * The engine's port (the single entry of the engine_port array): the path
+ * MTU its QPs may use and what bounds it, for `xroce status`. The engine
+ * that owns the device writes it when it opens the device and zeroes it
+ * when it closes it.
+ */
+struct xr_engine_port {
+	__u32 active_mtu;	  /* bytes, 256 ... 4096; 0: no engine has the device */
+	__u32 netdev_mtu;	  /* the interface's MTU when the engine opened it */
+	__u32 max_frame;	  /* the longest frame its AF_XDP sockets carry each way */
+	__u32 multi_buffer;	  /* 1: the sockets are multi-buffer (XDP_USE_SG) */
+	__s32 multi_buffer_error; /* negative errno: they were asked to be and the kernel refused */
+	__u32 pad;
+};
+
+/*
  * The engine's own counters (single-entry, mmap-able array): what happened to
  * the frames XDP steered to it, and transport events summed over its QPs.
  * Written by the engine after every round; bpftool and `xroce stats` read it.
@@ -276,6 +292,8 @@ struct xr_engine_stats {
 	/* dropped: duplicate READ/atomic requests beyond one replay of each saved response per
 	 * engine round */
 	__u64 rx_dup_deferred;
+	/* dropped: a frame longer than the AF_XDP sockets carry (xroce status: max frame) */
+	__u64 rx_too_long;
 	/* of rx_frames: sent by this device to itself, delivered inside the engine */
 	__u64 loopback_frames;
 	/*

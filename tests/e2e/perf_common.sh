@@ -11,7 +11,12 @@
 #                                     client of it in B, each under a 60 s
 #                                     limit, into $logdir/server.log and
 #                                     client.log; sets server_status and
-#                                     client_status.
+#                                     client_status. With perf_status_line
+#                                     set to a file, `$xroce status` in A is
+#                                     polled while the server waits, and its
+#                                     line for $VETH_A, once it shows the
+#                                     engine's path MTU, goes into that file
+#                                     (empty if it never did within 10 s).
 
 perf_result_ok() {
 	awk -v size="$2" -v iters="$4" -v kind="$3" '
@@ -29,6 +34,14 @@ perf_pair() {
 	netns_exec "$NETNS_A" timeout 60 "$perf" "$test" -d "$VETH_A" "$@" \
 		>"$logdir/server.log" 2>&1 &
 	server_pid=$!
+	if [ -n "${perf_status_line:-}" ]; then
+		: >"$perf_status_line"
+		for _ in $(seq 100); do
+			netns_exec "$NETNS_A" "$xroce" status 2>/dev/null |
+				grep "^$VETH_A: .*, path MTU " >"$perf_status_line" && break
+			sleep 0.1
+		done
+	fi
 	netns_exec "$NETNS_B" timeout 60 "$perf" "$test" -d "$VETH_B" "$@" \
 		"$ADDR_A" >"$logdir/client.log" 2>&1 || client_status=$?
 	wait "$server_pid" || server_status=$?

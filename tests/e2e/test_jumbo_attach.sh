@@ -40,7 +40,9 @@ done
 # perf TEST: 64 KiB messages, server in A, client in B; the client's path MTU must be 2048.
 perf() {
 	local test=$1 mtu
+	perf_status_line=$logdir/status_line
 	perf_pair "$test" -x 1 -n 50 -s 65536
+	perf_status_line=
 	if [ "$server_status" -ne 0 ] || [ "$client_status" -ne 0 ]; then
 		e2e_show_logs
 		fail "$test at MTU 9000: server exit $server_status, client exit $client_status"
@@ -51,6 +53,8 @@ perf() {
 	}
 	mtu=$(sed -n 's/^ Mtu *: \([0-9]*\)\[B\]/\1/p' "$logdir/client.log")
 	[ "$mtu" = 2048 ] || fail "$test at MTU 9000: path MTU '$mtu', expected 2048"
+	grep -q ", path MTU 2048 (single-buffer sockets, frames up to 3840 bytes)$" \
+		"$logdir/status_line" || fail "xroce status during $test: '$(cat "$logdir/status_line")'"
 	echo "ok: $test 64 KiB at interface MTU 9000, path MTU $mtu"
 }
 perf write_bw

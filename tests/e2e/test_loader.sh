@@ -76,7 +76,7 @@ before_b=$(ip -n "$ns_b" -d link show dev "$if_b")
 # Attach on both ends: native XDP on veth needs a program on the peer too.
 in_ns "$ns_a" "$xroce" attach "$if_a" || fail "attach $if_a"
 in_ns "$ns_b" "$xroce" attach "$if_b" || fail "attach $if_b"
-for pin in link qp_table xsk_map stats config engine_stats; do
+for pin in link qp_table xsk_map stats config engine_stats engine_port mcast_groups; do
 	[ -e "$pins/$if_a/$pin" ] || fail "no pin $pins/$if_a/$pin after attach"
 done
 link_a=$(ip -n "$ns_a" link show dev "$if_a")

@@ -73,7 +73,15 @@ run() {
 }
 
 # The server of write/read/atomic bw prints the client's report it receives.
+perf_status_line=$logdir/status_line
 run send_bw 4096 bw yes -s 4096
+perf_status_line=
+# At MTU 1500 the interface bounds the path MTU: 1024 and 80 bytes of headers fit, 2048 not.
+grep -q ", QPs in use [0-9]*, path MTU 1024 (interface MTU 1500)$" "$logdir/status_line" ||
+	fail "xroce status while an engine had $VETH_A: '$(cat "$logdir/status_line")'"
+echo "ok: xroce status shows the engine's path MTU 1024, bounded by interface MTU 1500"
+netns_exec "$NETNS_A" "$xroce" status | grep -q "^$VETH_A: .*QPs in use 0$" ||
+	fail "xroce status still shows a path MTU after the engine closed: $(netns_exec "$NETNS_A" "$xroce" status)"
 run write_bw 65536 bw yes -s 65536
 run read_bw 4096 bw yes -s 4096
 run atomic_bw 8 bw yes -A CMP_AND_SWAP

@@ -23,8 +23,8 @@
 #define DEFAULT_ACK_HOLD_NS 5000ull
 /* Headers the path MTU must leave room for inside the netdev MTU (as rxe). */
 #define ROCE_MTU_OVERHEAD 80
-/* AF_XDP copy mode gives 4096 - 256 bytes of frame: no 4096 IB MTU. */
-#define XSK_MAX_IB_MTU XR_MTU_2048
+/* The Ethernet header, which the netdev MTU leaves out and an AF_XDP frame holds. */
+#define ETH_HEADER_LEN 14
 
 /* The core's port: ctx is the device; frames go to its AF_XDP port. */
 static uint8_t *port_tx_alloc(void *ctx, uint32_t *cap)
@@ -59,13 +59,37 @@ static void port_tx_abort(void *ctx, uint8_t *buf)
 	xr_xsk_port_tx_abort(((struct xr_device *)ctx)->port, buf);
 }
 
-static enum xr_mtu active_mtu_for(uint32_t netdev_mtu)
+/* The largest IB MTU whose frames fit both the interface and the AF_XDP sockets' frames. */
+static enum xr_mtu active_mtu_for(uint32_t netdev_mtu, uint32_t max_frame)
 {
-	enum xr_mtu m = XSK_MAX_IB_MTU;
+	enum xr_mtu m = XR_MTU_4096;
 
-	while (m > XR_MTU_256 && xr_mtu_bytes(m) > netdev_mtu - ROCE_MTU_OVERHEAD)
+	while (m > XR_MTU_256 && (xr_mtu_bytes(m) + ROCE_MTU_OVERHEAD > netdev_mtu ||
+				  xr_mtu_bytes(m) + ROCE_MTU_OVERHEAD + ETH_HEADER_LEN > max_frame))
 		m--;
 	return m;
+}
+
+/* The sockets' frames: the owner's port's; a guest's go through the owner's. */
+static uint32_t max_frame_of(const struct xr_device *dev)
+{
+	return dev->port ? xr_xsk_port_max_frame(dev->port) : XR_XSK_SINGLE_BUFFER_FRAME;
+}
+
+/* Tells `xroce status` the path MTU and what bounds it; zeroes: no engine. */
+static void publish_engine_port(struct xr_device *dev, bool open)
+{
+	struct xr_engine_port p = {0};
+
+	if (open) {
+		p.active_mtu = xr_mtu_bytes(dev->core.active_mtu);
+		p.netdev_mtu = dev->netdev.mtu;
+		p.max_frame = xr_xsk_port_max_frame(dev->port);
+		p.multi_buffer = xr_xsk_port_multi_buffer(dev->port);
+		p.multi_buffer_error = xr_xsk_port_multi_buffer_error(dev->port);
+	}
+	/* Only for operators: a device works without it. */
+	(void)xr_xdp_publish_engine_port(&dev->xdp, &p);
 }
 
 /*
@@ -249,12 +273,14 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	if (ngids < 0)
 		return ngids;
 	dev->core.num_gids = ngids;
-	dev->core.active_mtu = active_mtu_for(dev->netdev.mtu);
+	dev->core.active_mtu = active_mtu_for(dev->netdev.mtu, max_frame_of(dev));
 	dev->core.xdp_qps = dev->xdp.qp_table;
 	dev->core.xdp_holder = dev->share_guest ? xr_share_guest_holder(dev) : 0;
 	/* QP1 is the owner's: the MADs of every process sharing the device come to it. */
-	if (!dev->share_guest)
+	if (!dev->share_guest) {
 		xr_xdp_publish_gsi(&dev->core);
+		publish_engine_port(dev, true);
+	}
 	if (attr && attr->disable_masked_atomics)
 		dev->core.caps &= ~(uint64_t)XR_DEVICE_MASKED_ATOMICS;
 
@@ -310,9 +336,11 @@ static void release_device(struct xr_device *dev)
 	if (owner)
 		xr_mcast_reset(dev);
 	if (dev->xdp.qp_table) {
-		if (owner)
+		if (owner) {
 			memset(dev->xdp.qp_table, 0,
 			       sizeof(*dev->xdp.qp_table) * XR_QP_TABLE_SLOTS);
+			publish_engine_port(dev, false);
+		}
 		xr_xdp_close(&dev->xdp);
 	}
 	if (dev->attached_by_us)
@@ -524,7 +552,7 @@ int xr_query_port(struct xr_device *dev, uint8_t port_num, struct xr_port_attr *
 		a->phys_state = (link.flags & IFF_UP) ? XR_PORT_PHYS_STATE_POLLING
 						      : XR_PORT_PHYS_STATE_DISABLED;
 	}
-	a->max_mtu = XSK_MAX_IB_MTU;
+	a->max_mtu = active_mtu_for(UINT32_MAX - ROCE_MTU_OVERHEAD, max_frame_of(dev));
 	a->port_cap_flags = XR_PORT_IP_BASED_GIDS;
 	a->max_msg_sz = XR_MAX_MSG_SZ;
 	a->pkey_tbl_len = 1;

@@ -36,6 +36,8 @@ static void publish_stats(struct xr_device *dev)
 	stats->sleeps = __atomic_load_n(&dev->sleeps, __ATOMIC_RELAXED);
 	stats->sleeps_in_flight = __atomic_load_n(&dev->sleeps_in_flight, __ATOMIC_RELAXED);
 	stats->standby_looks = __atomic_load_n(&dev->standby_looks, __ATOMIC_RELAXED);
+	if (dev->port)
+		stats->rx_too_long = xr_xsk_port_rx_too_long(dev->port);
 	*dev->xdp.engine_stats = *stats;
 }
 

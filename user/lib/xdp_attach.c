@@ -33,8 +33,8 @@
 
 /* The order of the maps in pin_everything and of the fds in xr_xdp_open. */
 static const char *const map_pins[] = {
-    XR_PIN_QP_MAP,     XR_PIN_XSK_MAP,	  XR_PIN_STATS_MAP,
-    XR_PIN_CONFIG_MAP, XR_PIN_ENGINE_MAP, XR_PIN_MCAST_MAP,
+    XR_PIN_QP_MAP,     XR_PIN_XSK_MAP,	 XR_PIN_STATS_MAP,	 XR_PIN_CONFIG_MAP,
+    XR_PIN_ENGINE_MAP, XR_PIN_MCAST_MAP, XR_PIN_ENGINE_PORT_MAP,
 };
 
 /* The per-CPU sum adds the stats struct field by field as an array of u64. */
@@ -357,8 +357,9 @@ static int other_xdp_program(int ifindex, struct xr_xdp_attach_result *res)
 static int pin_everything(struct xroce_xdp_bpf *skel, int link_fd, const char *ifname)
 {
 	struct bpf_map *maps[] = {
-	    skel->maps.qp_table, skel->maps.xsk_map,	  skel->maps.stats,
-	    skel->maps.config,	 skel->maps.engine_stats, skel->maps.mcast_groups,
+	    skel->maps.qp_table,    skel->maps.xsk_map,	     skel->maps.stats,
+	    skel->maps.config,	    skel->maps.engine_stats, skel->maps.mcast_groups,
+	    skel->maps.engine_port,
 	};
 	char path[PATH_MAX];
 	size_t i;
@@ -646,8 +647,8 @@ static int check_mcast_map(int fd)
 int xr_xdp_open(const char *ifname, struct xr_xdp_handle *h)
 {
 	/* In the order of map_pins. */
-	int *fds[] = {&h->qp_map_fd,	 &h->xsk_map_fd,    &h->stats_map_fd,
-		      &h->config_map_fd, &h->engine_map_fd, &h->mcast_map_fd};
+	int *fds[] = {&h->qp_map_fd,	 &h->xsk_map_fd,   &h->stats_map_fd,	  &h->config_map_fd,
+		      &h->engine_map_fd, &h->mcast_map_fd, &h->engine_port_map_fd};
 	struct xr_xdp_config cfg;
 	void *table;
 	size_t i;
@@ -717,6 +718,32 @@ void xr_xdp_close(struct xr_xdp_handle *h)
 	close_fd(&h->config_map_fd);
 	close_fd(&h->engine_map_fd);
 	close_fd(&h->mcast_map_fd);
+	close_fd(&h->engine_port_map_fd);
+}
+
+int xr_xdp_publish_engine_port(const struct xr_xdp_handle *h, const struct xr_engine_port *port)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(h->engine_port_map_fd, &zero, port, BPF_ANY) ? -errno : 0;
+}
+
+int xr_xdp_read_engine_port(const char *ifname, struct xr_engine_port *port)
+{
+	struct bpf_map_info info = {0};
+	__u32 zero = 0, len = sizeof(info);
+	int fd, err;
+
+	fd = open_pin(ifname, XR_PIN_ENGINE_PORT_MAP);
+	if (fd < 0)
+		return fd == -ENOENT ? -EPROTO : fd;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	if (!err && info.value_size != sizeof(*port))
+		err = -EPROTO;
+	if (!err)
+		err = bpf_map_lookup_elem(fd, &zero, port) ? -errno : 0;
+	close(fd);
+	return err;
 }
 
 int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum)

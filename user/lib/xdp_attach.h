@@ -124,6 +124,7 @@ struct xr_xdp_handle {
 	int config_map_fd;
 	int engine_map_fd;
 	int mcast_map_fd;	      /* the groups local QPs are attached to (xr_mcast_entry) */
+	int engine_port_map_fd;	      /* the owning engine's path MTU (xr_engine_port) */
 	struct xr_qp_entry *qp_table; /* XR_QP_TABLE_SLOTS entries, shared with XDP */
 	struct xr_engine_stats *engine_stats; /* the engine's counters, for operators */
 	__u16 xsk_bind_flags;		      /* AF_XDP bind flags the attachment's mode needs */
@@ -137,5 +138,8 @@ int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum);
 /* The engine's counters on ifname (zero while no engine has run); -EPROTO if
  * another version of xroce pinned them. */
 int xr_xdp_read_engine_stats(const char *ifname, struct xr_engine_stats *stats);
+/* The owning engine writes its port's path MTU and what bounds it; anyone reads it. */
+int xr_xdp_publish_engine_port(const struct xr_xdp_handle *h, const struct xr_engine_port *port);
+int xr_xdp_read_engine_port(const char *ifname, struct xr_engine_port *port);
 
 #endif /* XROCE_XDP_ATTACH_H */

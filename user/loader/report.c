@@ -95,6 +95,7 @@ static const struct counter engine_counters[] = {
     ENGINE_COUNTER(rx_ghost_acks),
     ENGINE_COUNTER(rx_bad_response),
     ENGINE_COUNTER(rx_dup_deferred),
+    ENGINE_COUNTER(rx_too_long),
     ENGINE_COUNTER(loopback_frames),
     ENGINE_COUNTER(relay_frames),
     ENGINE_COUNTER(relay_drops),
@@ -634,6 +635,35 @@ int report_gids(const struct report_options *o)
 
 /* ---- status --json ---------------------------------------------------------- */
 
+const char *report_path_mtu_bound(const struct xr_engine_port *p, char *buf, size_t size)
+{
+	/* As the engine reckons it (device.c): 80 bytes of headers inside the interface MTU. */
+	if (p->active_mtu < 4096 && 2 * p->active_mtu + 80 > p->netdev_mtu)
+		snprintf(buf, size, "interface MTU %u", p->netdev_mtu);
+	else if (p->multi_buffer)
+		snprintf(buf, size, "multi-buffer sockets, frames up to %u bytes", p->max_frame);
+	else if (p->multi_buffer_error)
+		snprintf(buf, size, "multi-buffer sockets refused: %s",
+			 strerror(-p->multi_buffer_error));
+	else
+		snprintf(buf, size, "single-buffer sockets, frames up to %u bytes", p->max_frame);
+	return buf;
+}
+
+/* The path MTU of the engine that owns ifname, when one does. */
+static void json_engine_port(struct json_writer *w, const char *ifname)
+{
+	struct xr_engine_port p;
+	char bound[96];
+
+	if (xr_xdp_read_engine_port(ifname, &p) || !p.active_mtu)
+		return;
+	json_u64(w, "path_mtu", p.active_mtu);
+	json_string(w, "path_mtu_bound", report_path_mtu_bound(&p, bound, sizeof(bound)));
+	json_bool(w, "multi_buffer", p.multi_buffer);
+	json_u64(w, "max_frame", p.max_frame);
+}
+
 static unsigned int qps_in_use(const struct xr_xdp_handle *h)
 {
 	unsigned int qps = 0;
@@ -680,6 +710,7 @@ static bool json_attachment(struct json_writer *w, const char *ifname)
 		json_u64(w, "qps_in_use", qps_in_use(&h));
 		xr_xdp_close(&h);
 	}
+	json_engine_port(w, ifname);
 	json_object_end(w);
 	return true;
 }

@@ -9,6 +9,7 @@
 #define XROCE_LOADER_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct report_options {
 	const char *ifname;
@@ -35,5 +36,12 @@ int report_gids(const struct report_options *o);
  * listed with an "error" member) and returns the exit status, 0 or 1.
  */
 int report_status_json(void);
+
+struct xr_engine_port;
+/*
+ * What bounds the path MTU of an engine's port, in words: the interface's
+ * MTU, or what its AF_XDP sockets carry (and why). Writes into buf.
+ */
+const char *report_path_mtu_bound(const struct xr_engine_port *p, char *buf, size_t size);
 
 #endif /* XROCE_LOADER_REPORT_H */

@@ -272,6 +272,8 @@ static int qps_in_use(const char *ifname)
 static int print_status(const char *ifname, int *stale)
 {
 	struct xr_xdp_attachment a;
+	struct xr_engine_port port;
+	char bound[96];
 	int err, qps;
 
 	err = xr_xdp_inspect(ifname, &a);
@@ -299,10 +301,15 @@ static int print_status(const char *ifname, int *stale)
 	if (a.mode)
 		printf("mode %s, ", xr_xdp_mode_name(a.mode));
 	qps = qps_in_use(ifname);
-	if (qps >= 0)
-		printf("QPs in use %d\n", qps);
-	else
+	if (qps < 0) {
 		printf("maps unreadable\n");
+		return 0;
+	}
+	printf("QPs in use %d", qps);
+	if (!xr_xdp_read_engine_port(ifname, &port) && port.active_mtu)
+		printf(", path MTU %u (%s)", port.active_mtu,
+		       report_path_mtu_bound(&port, bound, sizeof(bound)));
+	printf("\n");
 	return 0;
 }
 
