@@ -70,19 +70,16 @@ static enum xr_mtu active_mtu_for(uint32_t netdev_mtu, uint32_t max_frame)
 	return m;
 }
 
-/* The sockets' frames: the owner's port's; a guest's go through the owner's. */
-static uint32_t max_frame_of(const struct xr_device *dev)
-{
-	return dev->port ? xr_xsk_port_max_frame(dev->port) : XR_XSK_SINGLE_BUFFER_FRAME;
-}
-
-/* Tells `xroce status` the path MTU and what bounds it; zeroes: no engine. */
+/*
+ * Tells `xroce status`, and the processes that share the device, the path
+ * MTU and what bounds it; zeroes: no engine.
+ */
 static void publish_engine_port(struct xr_device *dev, bool open)
 {
 	struct xr_engine_port p = {0};
 
 	if (open) {
-		p.active_mtu = xr_mtu_bytes(dev->core.active_mtu);
+		p.active_mtu = xr_mtu_bytes(active_mtu_for(dev->netdev.mtu, dev->max_frame));
 		p.netdev_mtu = dev->netdev.mtu;
 		p.max_frame = xr_xsk_port_max_frame(dev->port);
 		p.multi_buffer = xr_xsk_port_multi_buffer(dev->port);
@@ -137,8 +134,12 @@ static int open_as_owner(struct xr_device *dev, const struct xr_device_open_attr
 	pcfg.busy_wait_ms = ms_until(deadline);
 	pcfg.bind_flags = dev->xdp.xsk_bind_flags;
 	err = xr_xsk_port_open(&pcfg, &dev->port);
-	if (!err)
+	if (!err) {
+		dev->max_frame = xr_xsk_port_max_frame(dev->port);
+		/* Before guests can join: they take their path MTU from it. */
+		publish_engine_port(dev, true);
 		err = xr_loopback_init(&dev->loopback, xr_xsk_port_tx_frames(dev->port));
+	}
 	if (!err)
 		err = xr_share_owner_open(dev, deadline);
 	*port = (struct xr_core_port){.ctx = dev,
@@ -156,11 +157,17 @@ static int open_as_owner(struct xr_device *dev, const struct xr_device_open_attr
  */
 static int open_as_guest(struct xr_device *dev, uint64_t deadline, struct xr_core_port *port)
 {
+	struct xr_engine_port owner;
 	int err = xr_share_guest_open(dev, deadline);
 
 	if (err)
 		return err;
 	xr_share_guest_port(dev, port);
+	/* Our frames go out through the owner's sockets; it published them before letting us in. */
+	dev->max_frame = XR_XSK_SINGLE_BUFFER_FRAME;
+	if (!xr_xdp_read_engine_port(dev->ifname, &owner) && owner.max_frame)
+		dev->max_frame =
+		    owner.max_frame < XR_SHARE_FRAME_CAP ? owner.max_frame : XR_SHARE_FRAME_CAP;
 	return xr_xdp_open(dev->ifname, &dev->xdp);
 }
 
@@ -273,14 +280,12 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	if (ngids < 0)
 		return ngids;
 	dev->core.num_gids = ngids;
-	dev->core.active_mtu = active_mtu_for(dev->netdev.mtu, max_frame_of(dev));
+	dev->core.active_mtu = active_mtu_for(dev->netdev.mtu, dev->max_frame);
 	dev->core.xdp_qps = dev->xdp.qp_table;
 	dev->core.xdp_holder = dev->share_guest ? xr_share_guest_holder(dev) : 0;
 	/* QP1 is the owner's: the MADs of every process sharing the device come to it. */
-	if (!dev->share_guest) {
+	if (!dev->share_guest)
 		xr_xdp_publish_gsi(&dev->core);
-		publish_engine_port(dev, true);
-	}
 	if (attr && attr->disable_masked_atomics)
 		dev->core.caps &= ~(uint64_t)XR_DEVICE_MASKED_ATOMICS;
 
@@ -552,7 +557,7 @@ int xr_query_port(struct xr_device *dev, uint8_t port_num, struct xr_port_attr *
 		a->phys_state = (link.flags & IFF_UP) ? XR_PORT_PHYS_STATE_POLLING
 						      : XR_PORT_PHYS_STATE_DISABLED;
 	}
-	a->max_mtu = active_mtu_for(UINT32_MAX - ROCE_MTU_OVERHEAD, max_frame_of(dev));
+	a->max_mtu = active_mtu_for(UINT32_MAX - ROCE_MTU_OVERHEAD, dev->max_frame);
 	a->port_cap_flags = XR_PORT_IP_BASED_GIDS;
 	a->max_msg_sz = XR_MAX_MSG_SZ;
 	a->pkey_tbl_len = 1;

@@ -28,6 +28,8 @@ struct xr_device {
 	bool attached_by_us;
 	/* The AF_XDP port of the owner; NULL in a guest, whose frames go through the owner. */
 	struct xr_xsk_port *port;
+	/* The longest frame the owner's AF_XDP sockets carry: it bounds the path MTU. */
+	uint32_t max_frame;
 	struct xr_loopback loopback; /* frames to ourselves, for the next engine round */
 	/* Sharing the device with other processes (share.h): one of them, or neither. */
 	struct xr_share_owner *share_owner; /* we own it: guests connect to us */

@@ -30,8 +30,8 @@ struct xr_device;
 
 /* Guests an owner serves at once; holders are 1..XR_SHARE_MAX_GUESTS. */
 #define XR_SHARE_MAX_GUESTS 15
-/* The largest frame: an AF_XDP transmit frame. */
-#define XR_SHARE_FRAME_CAP 4096u
+/* The largest frame: a multi-buffer AF_XDP port's (xsk_port.h). */
+#define XR_SHARE_FRAME_CAP 8192u
 
 /* The owner's first message on a guest's connection; frames follow. */
 struct xr_share_hello {
