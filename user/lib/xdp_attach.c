@@ -728,22 +728,31 @@ int xr_xdp_publish_engine_port(const struct xr_xdp_handle *h, const struct xr_en
 	return bpf_map_update_elem(h->engine_port_map_fd, &zero, port, BPF_ANY) ? -errno : 0;
 }
 
-int xr_xdp_read_engine_port(const char *ifname, struct xr_engine_port *port)
+/*
+ * The single entry of a pinned array the engine writes. Pinned by another
+ * version of xroce (a value of another size), it is not ours to read: -EPROTO.
+ */
+static int read_engine_entry(const char *ifname, const char *pin, void *value, __u32 size)
 {
 	struct bpf_map_info info = {0};
 	__u32 zero = 0, len = sizeof(info);
 	int fd, err;
 
-	fd = open_pin(ifname, XR_PIN_ENGINE_PORT_MAP);
+	fd = open_pin(ifname, pin);
 	if (fd < 0)
 		return fd == -ENOENT ? -EPROTO : fd;
 	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-	if (!err && info.value_size != sizeof(*port))
+	if (!err && info.value_size != size)
 		err = -EPROTO;
 	if (!err)
-		err = bpf_map_lookup_elem(fd, &zero, port) ? -errno : 0;
+		err = bpf_map_lookup_elem(fd, &zero, value) ? -errno : 0;
 	close(fd);
 	return err;
+}
+
+int xr_xdp_read_engine_port(const char *ifname, struct xr_engine_port *port)
+{
+	return read_engine_entry(ifname, XR_PIN_ENGINE_PORT_MAP, port, sizeof(*port));
 }
 
 int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum)
@@ -779,19 +788,5 @@ int xr_xdp_read_stats(const char *ifname, struct xr_xdp_stats *sum)
 
 int xr_xdp_read_engine_stats(const char *ifname, struct xr_engine_stats *stats)
 {
-	struct bpf_map_info info = {0};
-	__u32 zero = 0, len = sizeof(info);
-	int fd, err;
-
-	fd = open_pin(ifname, XR_PIN_ENGINE_MAP);
-	if (fd < 0)
-		return fd;
-	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-	/* Pinned by another version of xroce: its counters are not these. */
-	if (!err && info.value_size != sizeof(*stats))
-		err = -EPROTO;
-	if (!err)
-		err = bpf_map_lookup_elem(fd, &zero, stats) ? -errno : 0;
-	close(fd);
-	return err;
+	return read_engine_entry(ifname, XR_PIN_ENGINE_MAP, stats, sizeof(*stats));
 }

@@ -79,8 +79,7 @@ struct xr_xsk_port {
 	uint32_t tx_buf_size; /* one chunk, or two adjacent ones on a multi-buffer port */
 	uint64_t *tx_free;    /* stack of free tx buffer addresses */
 	uint32_t tx_free_count;
-	/* Descriptors submitted, not yet in the tx ring, oldest first; a frame's chain stays whole.
-	 */
+	/* Submitted, not yet in the tx ring, oldest first: descriptors, each chain whole. */
 	struct xdp_desc *tx_pending;
 	uint32_t tx_pending_count;
 	/* Submitted late: they enter the ring after tx_pending, and not while held. */
@@ -472,7 +471,9 @@ static unsigned rx_queue(struct xr_xsk_port *port, struct xr_xsk_queue *q,
 
 		if (chain.descs == 0)
 			break;
-		if (chain.len > xr_xsk_port_max_frame(port)) {
+		/* A single-buffer socket never gets a chain: one would be the kernel's mistake. */
+		if (chain.len > xr_xsk_port_max_frame(port) ||
+		    (chain.descs > 1 && !port->multi_buffer)) {
 			port->rx_too_long++;
 			used += chain.descs;
 			continue;
