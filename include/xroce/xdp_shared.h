@@ -246,7 +246,7 @@ struct xr_engine_port {
 	__u32 max_frame;	  /* the longest frame its AF_XDP sockets carry each way */
 	__u32 multi_buffer;	  /* 1: the sockets are multi-buffer (XDP_USE_SG) */
 	__s32 multi_buffer_error; /* negative errno: they were asked to be and the kernel refused */
-	__u32 pad;
+	__u32 interface_bound;	  /* 1: the interface's MTU, not the sockets, bounds the path MTU */
 };
 
 /*

@@ -70,6 +70,12 @@ static enum xr_mtu active_mtu_for(uint32_t netdev_mtu, uint32_t max_frame)
 	return m;
 }
 
+/* The largest IB MTU the AF_XDP sockets' frames carry, whatever the interface's MTU. */
+static enum xr_mtu socket_max_mtu(uint32_t max_frame)
+{
+	return active_mtu_for(UINT32_MAX - ROCE_MTU_OVERHEAD, max_frame);
+}
+
 /*
  * Tells `xroce status`, and the processes that share the device, the path
  * MTU and what bounds it; zeroes: no engine.
@@ -79,7 +85,10 @@ static void publish_engine_port(struct xr_device *dev, bool open)
 	struct xr_engine_port p = {0};
 
 	if (open) {
-		p.active_mtu = xr_mtu_bytes(active_mtu_for(dev->netdev.mtu, dev->max_frame));
+		enum xr_mtu active = active_mtu_for(dev->netdev.mtu, dev->max_frame);
+
+		p.active_mtu = xr_mtu_bytes(active);
+		p.interface_bound = active < socket_max_mtu(dev->max_frame);
 		p.netdev_mtu = dev->netdev.mtu;
 		p.max_frame = xr_xsk_port_max_frame(dev->port);
 		p.multi_buffer = xr_xsk_port_multi_buffer(dev->port);
@@ -557,7 +566,7 @@ int xr_query_port(struct xr_device *dev, uint8_t port_num, struct xr_port_attr *
 		a->phys_state = (link.flags & IFF_UP) ? XR_PORT_PHYS_STATE_POLLING
 						      : XR_PORT_PHYS_STATE_DISABLED;
 	}
-	a->max_mtu = active_mtu_for(UINT32_MAX - ROCE_MTU_OVERHEAD, dev->max_frame);
+	a->max_mtu = socket_max_mtu(dev->max_frame);
 	a->port_cap_flags = XR_PORT_IP_BASED_GIDS;
 	a->max_msg_sz = XR_MAX_MSG_SZ;
 	a->pkey_tbl_len = 1;

@@ -637,8 +637,7 @@ int report_gids(const struct report_options *o)
 
 const char *report_path_mtu_bound(const struct xr_engine_port *p, char *buf, size_t size)
 {
-	/* As the engine reckons it (device.c): 80 bytes of headers inside the interface MTU. */
-	if (p->active_mtu < 4096 && 2 * p->active_mtu + 80 > p->netdev_mtu)
+	if (p->interface_bound)
 		snprintf(buf, size, "interface MTU %u", p->netdev_mtu);
 	else if (p->multi_buffer)
 		snprintf(buf, size, "multi-buffer sockets, frames up to %u bytes", p->max_frame);
