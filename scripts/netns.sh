@@ -40,7 +40,8 @@
 # netns_stat NS DEV NAME    prints counter NAME of `xroce stats DEV` in NS.
 # netns_check_stats NS:DEV... prints `xroce stats` of each end and returns 1,
 #                          saying why, unless no frame was dropped as malformed
-#                          and frames were redirected to AF_XDP on each.
+#                          or as too long for the AF_XDP sockets, and frames
+#                          were redirected to AF_XDP on each.
 # netns_cleanup            stops NETNS_SERVER_PID, detaches xroce from every
 #                          veth created here, removes
 #                          any pins left under /sys/fs/bpf/xroce/VETH and
@@ -183,7 +184,8 @@ netns_check_stats() {
 		}
 		echo "--- xroce stats $dev:"
 		sed 's/^/    /' <<<"$stats"
-		for counter in drop_truncated drop_bad_tver drop_bad_opcode drop_bad_length redirected; do
+		for counter in drop_truncated drop_bad_tver drop_bad_opcode drop_bad_length engine_rx_too_long \
+			redirected; do
 			value=$(awk -v c="$counter" '$1 == c { print $2 }' <<<"$stats")
 			if [ "$counter" = redirected ]; then
 				[ -n "$value" ] && [ "$value" -gt 0 ] && continue

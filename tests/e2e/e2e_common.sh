@@ -48,7 +48,8 @@
 #                       fails if a process named COMM still runs in any NS.
 # e2e_run_cases SECONDS runs $e2e's server in A and client in B on port
 #                       $roce_port (netns_run_pair); both must exit 0, find a
-#                       path MTU of 1024 and print a PASS summary, or fail.
+#                       path MTU of $e2e_path_mtu (default 1024, the veths'
+#                       MTU of 1500) and print a PASS summary, or fail.
 # e2e_add_ipv6 PREFIX   gives A PREFIX::1/64 and B PREFIX::2/64 (nodad), then
 #                       e2e_wait_dad.
 # e2e_wait_dad          waits (10 s at most) until neither end has a tentative
@@ -211,8 +212,8 @@ e2e_run_cases() {
 		"$VETH_B" "$ADDR_A" -p "$roce_port" ||
 		fail "$name: $NETNS_PAIR_STATUS (124 = timed out)"
 	for side in server client; do
-		grep -q "^\[$side\] path MTU 1024;" "$logdir/$side.log" ||
-			fail "$side: path MTU is not 1024 with the veth's 1500-byte MTU"
+		grep -q "^\[$side\] path MTU ${e2e_path_mtu:-1024};" "$logdir/$side.log" ||
+			fail "$side: path MTU is not ${e2e_path_mtu:-1024}"
 		grep -q "^\[$side\] PASS: 0 of [0-9]* cases failed$" "$logdir/$side.log" ||
 			fail "$side: no PASS summary line"
 	done

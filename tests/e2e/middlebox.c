@@ -81,8 +81,9 @@
  * xroce's XDP program on an endpoint answers some frames with XDP_TX; a veth
  * only delivers those when its peer (our interface) has NAPI enabled, which an
  * XDP program does: a two-instruction XDP_PASS program is attached to both
- * interfaces for the run. Turn off GRO on them, or TCP segments arrive merged
- * and are too big to send again.
+ * interfaces for the run (loaded as taking multi-buffer frames, so jumbo MTUs
+ * work). Turn off GRO on them, or TCP segments arrive merged and are too big
+ * to send again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -746,7 +747,10 @@ static int attach_xdp_pass(int ifindex, const char *ifname)
 	int ret;
 
 	if (prog_fd < 0) {
-		prog_fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "mb_pass", "GPL", pass, 2, NULL);
+		/* Frags: veth refuses a program without them once the peer's MTU is jumbo. */
+		LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+
+		prog_fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "mb_pass", "GPL", pass, 2, &opts);
 		if (prog_fd < 0) {
 			fprintf(stderr, PROG ": loading the XDP pass program: %s\n",
 				strerror(-prog_fd));

@@ -68,7 +68,8 @@
 #define SEND_DEPTH 128
 #define WINDOW 64
 #define RECV_DEPTH 256
-#define MAX_MSG 4096
+/* The largest message: four packets at path MTU 4096. */
+#define MAX_MSG 16384
 #define MAX_RD_ATOMIC 16
 #define CANARY 0xc5
 
@@ -220,6 +221,12 @@ static uint32_t rand_next(uint64_t *s)
 	return (uint32_t)(*s >> 33);
 }
 
+/* Messages are up to four packets long, and at least 4 KiB may be. */
+static uint32_t largest_msg(uint32_t mtu)
+{
+	return 4 * mtu > 4096 ? 4 * mtu : 4096;
+}
+
 /* Sizes around the MTU and a few packets long: the multi-packet paths matter most. */
 static uint32_t rand_size(uint64_t *s, uint32_t mtu, uint32_t min)
 {
@@ -230,7 +237,7 @@ static uint32_t rand_size(uint64_t *s, uint32_t mtu, uint32_t min)
 	else if (r < 65)
 		size = 65 + rand_next(s) % (mtu - 64);
 	else
-		size = mtu + 1 + rand_next(s) % (MAX_MSG - mtu);
+		size = mtu + 1 + rand_next(s) % (largest_msg(mtu) - mtu);
 	if (r < 3)
 		size = 0;
 	return size < min ? min : size;

@@ -8,7 +8,8 @@ tests/interop/cm.sh). Run from the repository root:
 roce_pcap.frames(PATH) yields, for every IPv4 UDP/4791 frame on Ethernet,
 a Frame with its source and destination IPs (dotted), BTH opcode,
 destination QPN, DETH Q_Key and source QPN (0 when the frame is too short
-for a DETH) and the bytes after the DETH (payload and ICRC).
+for a DETH), the bytes captured after the DETH (payload and ICRC) and the
+UDP length on the wire (whole, however short the capture).
 is_qp1_mad(FRAME): a UD SEND_ONLY from QP1 to QP1 with the GSI Q_Key and a
 whole 256-byte MAD.
 """
@@ -19,7 +20,7 @@ GSI_QKEY = 0x80010000
 MAD_SIZE = 256
 ICRC_SIZE = 4
 
-Frame = collections.namedtuple("Frame", "src dst opcode dqpn qkey sqpn payload")
+Frame = collections.namedtuple("Frame", "src dst opcode dqpn qkey sqpn payload udp_len")
 
 
 def frames(path):
@@ -37,7 +38,8 @@ def frames(path):
             continue
         qkey, sqpn = struct.unpack(">II", f[54:62]) if len(f) >= 62 else (0, 0)
         yield Frame(".".join(str(b) for b in f[26:30]), ".".join(str(b) for b in f[30:34]),
-                    f[42], int.from_bytes(f[47:50], "big"), qkey, sqpn & 0xffffff, f[62:])
+                    f[42], int.from_bytes(f[47:50], "big"), qkey, sqpn & 0xffffff, f[62:],
+                    struct.unpack(">H", f[38:40])[0])
 
 
 def is_qp1_mad(fr):

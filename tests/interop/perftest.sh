@@ -26,7 +26,8 @@
 # client's remote address must show. Runs named --use-srq give both sides
 # --use-srq: the receiving side's QPs (send_bw's server, both sides of
 # send_lat) share one SRQ, and both sides must print "Using SRQ      : ON".
-# Prints PASS/FAIL per run.
+# Runs with -m N (tests/interop/mtu4096.sh) must show "Mtu : N[B]" on both
+# sides. Prints PASS/FAIL per run.
 #
 # Soft-RoCE 6.1 as a multicast receiver neither joins the IP group (no IGMP
 # report) nor programs the right MAC filter for an IPv4 group (33:33:ef:...
@@ -225,6 +226,10 @@ perftest_one() {
 		elif [[ $guest_args == *--use-srq* ]] &&
 			! grep -qP "^ Connection type : \S+\t\tUsing SRQ      : ON$" "$guest_log"; then
 			why="perftest does not say Using SRQ : ON"
+		elif [[ $guest_args =~ -m\ ([0-9]+) ]] &&
+			! { grep -qE "^ Mtu +: ${BASH_REMATCH[1]}\[B\]" "$host_log" &&
+				grep -qE "^ Mtu +: ${BASH_REMATCH[1]}\[B\]" "$guest_log"; }; then
+			why="not both sides show Mtu ${BASH_REMATCH[1]}"
 		elif [ "$PERF_GID" -eq 0 ] && [ "$(grep -c '^ GID: 254:128:' "$guest_log")" -lt 2 ]; then
 			why="perftest does not show link-local (fe80::) GIDs on both sides"
 		elif [ -n "$outs" ] && ! perftest_outs_check "$host_log" "$outs"; then
@@ -260,7 +265,9 @@ perftest_one() {
 	fi
 }
 
-perftest_main() {
+# perftest_init: the settings perftest_one runs with; counts a failure and
+# returns 1 when our tools are missing.
+perftest_init() {
 	PERF_BIN=$(readlink -f "${BUILD:-build}/xroce-perf")
 	PERF_RUN=$(readlink -f "${BUILD:-build}/xroce-run")
 	PERF_ITERS=${PERF_ITERS:-200}
@@ -282,8 +289,12 @@ perftest_main() {
 		failed=$((failed + 1))
 		failures+=("perftest: xroce-perf or xroce-run missing")
 		echo "FAIL perftest: $PERF_BIN or $PERF_RUN is missing (make all)"
-		return
+		return 1
 	fi
+}
+
+perftest_main() {
+	perftest_init || return
 	echo "perftest against xroce-perf, $PERF_ITERS iterations per run"
 	# NAME  GUEST_ARGS (ib_...)  XROCE_PERF_ARGS  SIZE  KIND  [QPS [OUTS]]
 	perftest_run_pair send_bw "send_bw -s 4096" "send_bw -s 4096" 4096 bw
@@ -385,8 +396,10 @@ perftest_build_join() {
 }
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then
-	# Sourced by run.sh: the guest is up and xroce is attached to its host interface.
-	perftest_main
+	# Sourced by run.sh: the guest is up and xroce is attached to its host
+	# interface. PERFTEST_DEFINE_ONLY=1: only the functions, for
+	# tests/interop/mtu4096.sh.
+	[ "${PERFTEST_DEFINE_ONLY:-0}" = 1 ] || perftest_main
 	return 0
 fi
 

@@ -44,7 +44,7 @@
 # SIZES_UD, SIZES_UD_V6, CAPTURE_UD_SIZE (empty: no capture), SIZES_UC,
 # SIZES_SRQ, SRQ_QPS (default 8), SIZES_VERBS, ITERS, ITERS_UC (default
 # ITERS), GUEST_TIMEOUT (seconds a guest tool may run, default 120), KINDS
-# (which groups of runs, default all: "rc ud uc srq verbs perftest mw cm rdmacm"; e.g. KINDS=srq
+# (which groups of runs, default all: "rc ud uc srq verbs perftest mw cm rdmacm mtu4096"; e.g. KINDS=srq
 # runs only the SRQ runs; perftest.sh's PERF_RUNS selects among its runs).
 set -u
 # A relative RXE_PEER is the caller's, from where they started us.
@@ -60,7 +60,7 @@ SIZES_UC=${SIZES_UC:-1 4096 65536}
 SIZES_SRQ=${SIZES_SRQ:-4096 65536}
 SRQ_QPS=${SRQ_QPS:-8}
 SIZES_VERBS=${SIZES_VERBS:-1 4096 65536}
-KINDS=" ${KINDS:-rc ud uc srq verbs perftest mw cm rdmacm} "
+KINDS=" ${KINDS:-rc ud uc srq verbs perftest mw cm rdmacm mtu4096} "
 CAPTURE_UD_SIZE=${CAPTURE_UD_SIZE-1024}
 ITERS=${ITERS:-100}
 ITERS_UC=${ITERS_UC:-$ITERS}
@@ -182,17 +182,18 @@ gid_ok() {
 		grep -q "remote address: .*GID $(guest_gid "$gid_index")\$" "$log"
 }
 
-# The tools of a KIND of run: rc, uc, ud, srq or verbs, the device our side
+# The tools of a KIND of run: rc, uc, ud, srq or verbs, or rc4k or verbs4k
+# (tests/interop/mtu4096.sh: the same at path MTU 4096), the device our side
 # names with -d, and the options both take.
 host_tool() {
-	case $1 in
+	case ${1%4k} in
 	uc | ud | srq) echo "xroce-$1-pingpong" ;;
 	verbs) echo "xroce-run ibv_rc_pingpong" ;;
 	*) echo xroce-pingpong ;;
 	esac
 }
 host_cmd() {
-	case $1 in
+	case ${1%4k} in
 	uc) echo "$uc_pingpong" ;;
 	ud) echo "$ud_pingpong" ;;
 	srq) echo "$srq_pingpong" ;;
@@ -201,13 +202,16 @@ host_cmd() {
 	esac
 }
 host_dev() {
-	if [ "$1" = verbs ]; then echo "xroce_$host_if"; else echo "$host_if"; fi
+	if [ "${1%4k}" = verbs ]; then echo "xroce_$host_if"; else echo "$host_if"; fi
 }
 guest_tool() {
-	if [ "$1" = verbs ]; then echo ibv_rc_pingpong; else echo "ibv_$1_pingpong"; fi
+	if [ "${1%4k}" = verbs ]; then echo ibv_rc_pingpong; else echo "ibv_${1%4k}_pingpong"; fi
 }
 kind_opts() {
-	if [ "$1" = srq ]; then echo "-q $SRQ_QPS"; fi
+	case $1 in
+	srq) echo "-q $SRQ_QPS" ;;
+	*4k) echo "-m 4096" ;;
+	esac
 }
 
 # Whether KIND's runs are selected (KINDS).
@@ -495,6 +499,9 @@ selected mw && source tests/interop/mw.sh
 selected cm && source tests/interop/cm.sh
 # shellcheck source=tests/interop/rdmacm.sh
 selected rdmacm && source tests/interop/rdmacm.sh
+# Last: it restarts the guest with every link at MTU 9000.
+# shellcheck source=tests/interop/mtu4096.sh
+selected mtu4096 && source tests/interop/mtu4096.sh
 
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed"

@@ -142,6 +142,13 @@ static int open_as_owner(struct xr_device *dev, const struct xr_device_open_attr
 	/* We own the device: a queue still bound is a previous owner's socket being released. */
 	pcfg.busy_wait_ms = ms_until(deadline);
 	pcfg.bind_flags = dev->xdp.xsk_bind_flags;
+	/*
+	 * Multi-buffer sockets only where the interface carries a larger path
+	 * MTU than single-buffer frames do: elsewhere they would cost a second
+	 * descriptor and buy nothing.
+	 */
+	pcfg.multi_buffer = active_mtu_for(dev->netdev.mtu, UINT32_MAX) >
+			    socket_max_mtu(XR_XSK_SINGLE_BUFFER_FRAME);
 	err = xr_xsk_port_open(&pcfg, &dev->port);
 	if (!err) {
 		dev->max_frame = xr_xsk_port_max_frame(dev->port);
