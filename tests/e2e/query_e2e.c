@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * query_e2e IFNAME --speed MBPS --active-mtu ENUM [--peer IPV4 --peer-ns NS --peer-if IF]
+ * query_e2e IFNAME --speed MBPS --active-mtu ENUM --max-mtu ENUM
+ *           [--peer IPV4 --peer-ns NS --peer-if IF]
  * Queries on a real device (tests/e2e/test_query_e2e.sh runs it in a
  * namespace, one end of a veth pair):
  *   - xr_query_port: ACTIVE and LINK_UP, Ethernet, the active MTU given (and
- *     xr_query_device's), gid_tbl_len = num_gids, width and speed from the
- *     interface's MBPS as the kernel maps them, no LIDs, one P_Key; port 0
- *     and 2 are EINVAL;
+ *     xr_query_device's), the max MTU given (what the AF_XDP sockets carry:
+ *     2048 on single-buffer ones, 4096 on multi-buffer ones), gid_tbl_len = num_gids, width and
+ * speed from the interface's MBPS as the kernel maps them, no LIDs, one P_Key; port 0 and 2 are
+ * EINVAL;
  *   - with --peer: an RC QP brought RESET -> INIT -> RTR -> RTS to the peer's
  *     address through the API, xr_query_qp after each step returns what was
  *     set, XR_QP_ALT_PATH and XR_QP_PATH_MIG_STATE are refused with
@@ -49,7 +51,7 @@ static int failures;
 
 static const char *ifname, *peer_ip, *peer_ns, *peer_if;
 static uint32_t speed_mbps;
-static int expect_active_mtu;
+static int expect_active_mtu, expect_max_mtu;
 
 /* The kernel's ib_get_width_and_speed for a driver without lanes. */
 static void expected_width_speed(uint32_t mbps, int *width, int *speed)
@@ -88,8 +90,9 @@ static void check_port_up(struct xr_device *dev)
 	CHECK((int)pa.active_mtu == da.active_mtu && (int)pa.active_mtu == expect_active_mtu,
 	      "active_mtu %d = query_device's %d = expected %d (netdev MTU %u)", pa.active_mtu,
 	      da.active_mtu, expect_active_mtu, da.netdev_mtu);
-	CHECK(pa.max_mtu == XR_MTU_2048 && pa.max_mtu >= pa.active_mtu,
-	      "max_mtu %d: the largest AF_XDP copy mode carries", pa.max_mtu);
+	CHECK((int)pa.max_mtu == expect_max_mtu && pa.max_mtu >= pa.active_mtu,
+	      "max_mtu %d = expected %d: the largest the AF_XDP sockets carry", pa.max_mtu,
+	      expect_max_mtu);
 	CHECK(pa.gid_tbl_len == da.num_gids && pa.gid_tbl_len >= 2, "gid_tbl_len %d = num_gids %d",
 	      pa.gid_tbl_len, da.num_gids);
 	expected_width_speed(speed_mbps, &width, &speed);
@@ -345,8 +348,9 @@ int main(int argc, char **argv)
 	struct xr_device *dev;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: query_e2e IFNAME --speed MBPS --active-mtu ENUM "
-				"[--peer IPV4 --peer-ns NS --peer-if IF]\n");
+		fprintf(stderr,
+			"usage: query_e2e IFNAME --speed MBPS --active-mtu ENUM --max-mtu ENUM "
+			"[--peer IPV4 --peer-ns NS --peer-if IF]\n");
 		return 2;
 	}
 	ifname = argv[1];
@@ -355,6 +359,8 @@ int main(int argc, char **argv)
 			speed_mbps = (uint32_t)strtoul(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--active-mtu"))
 			expect_active_mtu = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--max-mtu"))
+			expect_max_mtu = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--peer"))
 			peer_ip = argv[i + 1];
 		else if (!strcmp(argv[i], "--peer-ns"))
