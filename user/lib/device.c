@@ -90,7 +90,7 @@ static void publish_engine_port(struct xr_device *dev, bool open)
 		p.active_mtu = xr_mtu_bytes(active);
 		p.interface_bound = active < socket_max_mtu(dev->max_frame);
 		p.netdev_mtu = dev->netdev.mtu;
-		p.max_frame = xr_xsk_port_max_frame(dev->port);
+		p.max_frame = dev->max_frame;
 		p.multi_buffer = xr_xsk_port_multi_buffer(dev->port);
 		p.multi_buffer_error = xr_xsk_port_multi_buffer_error(dev->port);
 	}

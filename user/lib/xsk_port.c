@@ -441,14 +441,15 @@ int xr_xsk_port_fd(const struct xr_xsk_port *port, int i)
 static uint8_t *join_chain(struct xr_xsk_port *port, struct xr_xsk_queue *q, uint32_t idx,
 			   struct xr_xsk_chain chain)
 {
-	uint8_t *scratch = NULL;
+	uint8_t *scratch = NULL, *data;
 
-	if (chain.descs > 1 && !xr_xsk_rx_joinable_in_place(&q->rx, idx, chain, XR_FRAME_SIZE)) {
-		if (port->gather_used == XR_GATHER_SLOTS)
-			return NULL;
-		scratch = port->gather + (size_t)port->gather_used++ * XR_MULTI_BUFFER_FRAME;
-	}
-	return xr_xsk_rx_join(&q->rx, idx, chain, port->umem_area, XR_FRAME_SIZE, scratch);
+	/* Offered, and taken only if the join copies: it alone decides where. */
+	if (port->gather && port->gather_used < XR_GATHER_SLOTS)
+		scratch = port->gather + (size_t)port->gather_used * XR_MULTI_BUFFER_FRAME;
+	data = xr_xsk_rx_join(&q->rx, idx, chain, port->umem_area, XR_FRAME_SIZE, scratch);
+	if (data && data == scratch)
+		port->gather_used++;
+	return data;
 }
 
 /*
