@@ -4,8 +4,10 @@
 #     and a UDP socket ping-pong of 8 B and 4 KiB messages (build/bench/udp_pingpong);
 #   - xroce-perf write_bw and read_bw at 4 KiB, 64 KiB and 1 MiB, path MTU
 #     1024 on interface MTU 1500;
-#   - write_bw of 64 KiB over 16, 128 and 1,024 QPs (the 1-QP figure is the
-#     one above), with the engines' retransmissions and local ACK timeouts;
+#   - write_bw of 64 KiB over 4, 16, 128 and 1,024 QPs (the 1-QP figure is
+#     the one above), with the engines' retransmissions and local ACK timeouts;
+#   - write_bw of 64 KiB over 4 QPs on a second veth pair whose ends have two
+#     queues each way (two QPs on each), beside the same on one queue;
 #   - write_lat, send_lat and read_lat of 8 B and 4 KiB: average, p50, p99,
 #     p99.9 and maximum (half round trips; read_lat's are whole ones, beside
 #     the UDP round trip), each also beside the floor of the path: raw
@@ -359,7 +361,7 @@ for test in write_bw read_bw; do
 	done
 done
 
-qp_counts=(16 128 1024)
+qp_counts=(4 16 128 1024)
 echo "bench: write_bw 64 KiB over ${qp_counts[*]} QPs"
 for qps in "${qp_counts[@]}"; do
 	perf_bw "qps_$qps" write_bw -s 65536 -D "$duration" -m 1024 -q "$qps" || failed=1
@@ -588,6 +590,17 @@ for test in write_bw read_bw; do
 	done
 done
 
+# Two queues: a second pair, MTU 1500, whose ends have two rx and two tx queues.
+echo "bench: write_bw 64 KiB over 4 QPs, two queues"
+one_queue=("$NETNS_A" "$NETNS_B" "$VETH_A" "$VETH_B" "$ADDR_A" "$ADDR_B")
+if NETNS_QUEUES=2 netns_pair bq && netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; then
+	perf_bw qps_4_2q write_bw -s 65536 -D "$duration" -m 1024 -q 4 || failed=1
+else
+	cell[qps_4_2q]="n/a (no two-queue veth pair)"
+	failed=1
+fi
+read -r NETNS_A NETNS_B VETH_A VETH_B ADDR_A ADDR_B <<<"${one_queue[*]}"
+
 # ratio KEY BASE_KEY: num[KEY] / num[BASE_KEY], or - when either is missing.
 ratio() {
 	if [ -n "${num[$1]:-}" ] && [ -n "${num[$2]:-}" ]; then
@@ -666,6 +679,7 @@ for qps in "${qp_counts[@]}"; do
 	row "WRITE 64 KiB, $qps QPs, MTU 1024" "qps_$qps" \
 		"1 QP: ${cell[write_bw_65536_1024]%%,*}" write_bw_65536_1024
 done
+row "  same, 4 QPs on 2 queues" qps_4_2q "4 QPs on 1 queue: ${cell[qps_4]%%,*}" qps_4
 for test in "${lat_tests[@]}"; do
 	for size in "${lat_sizes[@]}"; do
 		key=${test}_$size

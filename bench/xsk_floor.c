@@ -157,7 +157,7 @@ static int run_echo(const char *ifname, long count)
 			memcpy(buf, frames[i].data + 6, 6);
 			memcpy(buf + 6, frames[i].data, 6);
 			memcpy(buf + 12, frames[i].data + 12, frames[i].len - 12);
-			xr_xsk_port_tx_submit(e.port, buf, frames[i].len);
+			xr_xsk_port_tx_submit(e.port, frames[i].queue, buf, frames[i].len);
 			echoed++;
 		}
 		if (n) {
@@ -190,7 +190,7 @@ static int queue_frame(struct xsk_end *e, const struct xr_path *path, uint32_t p
 	}
 	memset(out.payload, 0x5a, len);
 	xr_pkt_seal(&out);
-	xr_xsk_port_tx_submit(e->port, buf, out.frame_len);
+	xr_xsk_port_tx_submit(e->port, 0, buf, out.frame_len);
 	return 0;
 }
 

@@ -12,7 +12,8 @@
 #                          counter), addresses SUBNET.1/24 and SUBNET.2/24
 #                          (default 10.77.0), links up and TX checksum offload
 #                          off on both ends (so frames from local sockets carry
-#                          a complete UDP checksum).
+#                          a complete UDP checksum). With NETNS_QUEUES=N each
+#                          end has N rx and N tx queues (default: one each).
 # netns_middlebox_pair TAG [SUBNET]
 #                          like netns_pair, but A and B are joined through a
 #                          third namespace NETNS_M: VETH_A <-> VETH_MA in M and
@@ -98,8 +99,10 @@ netns_pair() {
 	NETNS_CREATED+=("$NETNS_A")
 	ip netns add "$NETNS_B" || return 1
 	NETNS_CREATED+=("$NETNS_B")
-	ip link add "$VETH_A" netns "$NETNS_A" type veth peer name "$VETH_B" netns "$NETNS_B" ||
-		return 1
+	local queues=()
+	[ -z "${NETNS_QUEUES:-}" ] || queues=(numrxqueues "$NETNS_QUEUES" numtxqueues "$NETNS_QUEUES")
+	ip link add "$VETH_A" "${queues[@]}" netns "$NETNS_A" type veth \
+		peer name "$VETH_B" "${queues[@]}" netns "$NETNS_B" || return 1
 	NETNS_VETHS+=("$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B")
 	netns_configure_ends
 }

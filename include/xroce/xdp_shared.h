@@ -247,6 +247,8 @@ struct xr_engine_port {
 	__u32 multi_buffer;	  /* 1: the sockets are multi-buffer (XDP_USE_SG) */
 	__s32 multi_buffer_error; /* negative errno: they were asked to be and the kernel refused */
 	__u32 interface_bound;	  /* 1: the interface's MTU, not the sockets, bounds the path MTU */
+	__u32 rx_queues;	  /* the rx queues it has an AF_XDP socket on */
+	__u32 tx_queues;	  /* of those, how many it sends on */
 };
 
 /*

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * xsk_port_echo IFNAME COUNT [FRAMES [HOLD_MS]]: echoes RoCEv2 frames for QP
- * XR_QPN_BASE back where they came from (MACs swapped) through the AF_XDP
- * port, until COUNT have been received or a time limit passes, with a UMEM
- * of FRAMES frames (0 or absent: the port's). Attaches the xroce XDP program
- * to IFNAME unless it already is, and detaches what it attached. Prints
- * "ready" once frames can arrive, then a summary; exits 0 when exactly COUNT
- * frames were received and echoed.
+ * XR_QPN_BASE back where they came from (MACs swapped, on the queue they
+ * arrived on) through the AF_XDP port, until COUNT have been received or a
+ * time limit passes, with a UMEM of FRAMES frames (0 or absent: the port's).
+ * Attaches the xroce XDP program to IFNAME unless it already is, and
+ * detaches what it attached. Prints "ready" once frames can arrive, then a
+ * summary; exits 0 when exactly COUNT frames were received and echoed.
  *
  * With HOLD_MS, it echoes only once all COUNT frames are in: the first half
  * submitted late, the second half after them the usual way, published and
@@ -83,9 +83,9 @@ static void echo_frame(struct xr_xsk_port *port, const struct xr_rx_frame *frame
 	memcpy(buf + ETH_ALEN, frame->data, ETH_ALEN);
 	memcpy(buf + 2 * ETH_ALEN, frame->data + 2 * ETH_ALEN, frame->len - 2 * ETH_ALEN);
 	if (late)
-		xr_xsk_port_tx_submit_late(port, buf, frame->len);
+		xr_xsk_port_tx_submit_late(port, frame->queue, buf, frame->len);
 	else
-		xr_xsk_port_tx_submit(port, buf, frame->len);
+		xr_xsk_port_tx_submit(port, frame->queue, buf, frame->len);
 	counts->echoed++;
 }
 

@@ -127,11 +127,12 @@ static uint8_t *tx_alloc(void *ctx, uint32_t *cap)
 	return buf;
 }
 
-static void tx_submit(void *ctx, uint8_t *buf, uint32_t len)
+static void tx_submit(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len)
 {
 	struct fixture *f = ctx;
 	struct xr_pkt pkt;
 
+	(void)queue;
 	REQUIRE(len <= TX_CAP);
 	REQUIRE(xr_pkt_parse(buf, len, &pkt) == XR_PARSE_OK);
 	REQUIRE(xr_pkt_icrc_ok(&pkt));
@@ -620,7 +621,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pos += len;
 		fix_up(&f, frame, len, h[0], h[1], h[2]);
 		f.starve_tx = h[0] & STARVE_TX;
-		xr_core_rx(f.core, frame, len, f.now);
+		xr_core_rx(f.core, frame, len, XR_RX_NO_QUEUE, f.now);
 		free(frame);
 		advance(&f, h[3]);
 		f.starve_tx = false;

@@ -608,7 +608,7 @@ static inline bool h_forge_begin(struct h_forge *f, const struct xr_path *path, 
 static inline void h_forge_deliver(struct h_pair *p, int to, struct h_forge *f)
 {
 	xr_pkt_seal(&f->out);
-	xr_core_rx(p->side[to].core, f->out.frame, f->out.frame_len, p->now);
+	xr_core_rx(p->side[to].core, f->out.frame, f->out.frame_len, XR_RX_NO_QUEUE, p->now);
 }
 
 static inline void h_put32(uint8_t *b, uint32_t v)

@@ -18,9 +18,10 @@ static uint8_t *no_tx_alloc(void *ctx, uint32_t *cap)
 	return NULL;
 }
 
-static void no_tx(void *ctx, uint8_t *buf, uint32_t len)
+static void no_tx(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len)
 {
 	(void)ctx;
+	(void)queue;
 	(void)buf;
 	(void)len;
 }

@@ -242,9 +242,10 @@ static uint8_t *tx_alloc(void *ctx, uint32_t *cap)
 	return tx_buf;
 }
 
-static void tx_submit(void *ctx, uint8_t *buf, uint32_t len)
+static void tx_submit(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len)
 {
 	(void)ctx;
+	(void)queue;
 	(void)buf;
 	tx_len = len;
 }

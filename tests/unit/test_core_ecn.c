@@ -305,7 +305,7 @@ static void test_cnp_hostile(void)
 		/* Grow the IP and UDP lengths by 4 to cover them. */
 		frame[XR_ETH_HLEN + 3] += 4;
 		frame[XR_ETH_HLEN + XR_IPV4_HLEN + 5] += 4;
-		xr_core_rx(p.side[0].core, frame, len, p.now);
+		xr_core_rx(p.side[0].core, frame, len, XR_RX_NO_QUEUE, p.now);
 	}
 	CHECK(p.side[0].core->stats.rx_malformed == 1, "a CNP with a payload is malformed");
 

@@ -36,7 +36,7 @@ static void inject(struct h_pair *p, uint8_t opcode, uint32_t psn, uint32_t len,
 	}
 	memset(out.payload, fill, len);
 	xr_pkt_seal(&out);
-	xr_core_rx(p->side[1].core, out.frame, out.frame_len, p->now);
+	xr_core_rx(p->side[1].core, out.frame, out.frame_len, XR_RX_NO_QUEUE, p->now);
 }
 
 static void test_send_first_inside_write(void)

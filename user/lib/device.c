@@ -32,26 +32,26 @@ static uint8_t *port_tx_alloc(void *ctx, uint32_t *cap)
 	return xr_xsk_port_tx_alloc(((struct xr_device *)ctx)->port, cap);
 }
 
-static void port_tx_submit(void *ctx, uint8_t *buf, uint32_t len)
+static void port_tx_submit(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len)
 {
 	struct xr_device *dev = ctx;
 
 	if (!xr_loopback_is_own(dev, buf, len))
-		xr_xsk_port_tx_submit(dev->port, buf, len);
+		xr_xsk_port_tx_submit(dev->port, queue, buf, len);
 	else if (!xr_loopback_push(&dev->loopback, buf, len))
 		xr_xsk_port_tx_abort(dev->port,
 				     buf); /* lost, as on a wire: never, see loopback.h */
 }
 
 /* After this round's other frames, and held while the engine holds ACKs. */
-static void port_tx_submit_ack(void *ctx, uint8_t *buf, uint32_t len)
+static void port_tx_submit_ack(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len)
 {
 	struct xr_device *dev = ctx;
 
 	if (xr_loopback_is_own(dev, buf, len))
-		port_tx_submit(ctx, buf, len);
+		port_tx_submit(ctx, queue, buf, len);
 	else
-		xr_xsk_port_tx_submit_late(dev->port, buf, len);
+		xr_xsk_port_tx_submit_late(dev->port, queue, buf, len);
 }
 
 static void port_tx_abort(void *ctx, uint8_t *buf)
@@ -93,6 +93,8 @@ static void publish_engine_port(struct xr_device *dev, bool open)
 		p.max_frame = dev->max_frame;
 		p.multi_buffer = xr_xsk_port_multi_buffer(dev->port);
 		p.multi_buffer_error = xr_xsk_port_multi_buffer_error(dev->port);
+		p.rx_queues = (uint32_t)xr_xsk_port_nfds(dev->port);
+		p.tx_queues = xr_xsk_port_tx_queues(dev->port);
 	}
 	/* Only for operators: a device works without it. */
 	(void)xr_xdp_publish_engine_port(&dev->xdp, &p);
@@ -159,6 +161,7 @@ static int open_as_owner(struct xr_device *dev, const struct xr_device_open_attr
 	if (!err)
 		err = xr_share_owner_open(dev, deadline);
 	*port = (struct xr_core_port){.ctx = dev,
+				      .tx_queues = dev->port ? xr_xsk_port_tx_queues(dev->port) : 0,
 				      .tx_alloc = port_tx_alloc,
 				      .tx_submit = port_tx_submit,
 				      .tx_submit_ack = port_tx_submit_ack,

@@ -99,7 +99,7 @@ bool xr_engine_round_locked(struct xr_device *dev, uint64_t now, uint64_t *deadl
 	}
 	n = xr_xsk_port_rx(dev->port, frames, RX_BATCH);
 	for (unsigned i = 0; i < n; i++)
-		xr_core_rx(core, frames[i].data, frames[i].len, now);
+		xr_core_rx(core, frames[i].data, frames[i].len, frames[i].queue, now);
 	if (n)
 		xr_xsk_port_rx_release(dev->port);
 	n += xr_share_owner_poll(dev, now);

@@ -46,7 +46,7 @@ uint32_t xr_loopback_deliver(struct xr_device *dev, uint64_t now)
 		/* Taken off first: what the core sends in reply may be queued behind. */
 		lb->head = (lb->head + 1) & (lb->cap - 1);
 		lb->count--;
-		xr_core_rx(&dev->core, f.buf, f.len, now);
+		xr_core_rx(&dev->core, f.buf, f.len, XR_RX_NO_QUEUE, now);
 		dev->core.stats.loopback_frames++;
 		xr_xsk_port_tx_abort(dev->port, f.buf);
 	}

@@ -120,11 +120,13 @@ static uint8_t *guest_tx_alloc(void *ctx, uint32_t *cap)
 	return ((struct xr_device *)ctx)->share_guest->tx_buf;
 }
 
-static void guest_tx_submit(void *ctx, uint8_t *buf, uint32_t len)
+/* The owner sends it, on its queue 0. */
+static void guest_tx_submit(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len)
 {
 	struct xr_device *dev = ctx;
 	int fd = dev->share_guest->fd;
 
+	(void)queue;
 	xr_count_syscalls(dev, fd >= 0);
 	if (fd < 0 || send(fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len)
 		dev->core.stats.relay_drops++;
@@ -163,7 +165,7 @@ unsigned xr_share_guest_rx(struct xr_device *dev, uint64_t now)
 		}
 		n++;
 		if ((size_t)len <= sizeof(g->rx_buf))
-			xr_core_rx(&dev->core, g->rx_buf, (uint32_t)len, now);
+			xr_core_rx(&dev->core, g->rx_buf, (uint32_t)len, XR_RX_NO_QUEUE, now);
 	}
 	return n;
 }

@@ -200,10 +200,10 @@ static unsigned take_frames(struct xr_device *dev, int holder, uint64_t now)
 		}
 		dev->core.stats.relay_frames++;
 		if (xr_loopback_is_own(dev, buf, (uint32_t)len)) {
-			xr_core_rx(&dev->core, buf, (uint32_t)len, now);
+			xr_core_rx(&dev->core, buf, (uint32_t)len, XR_RX_NO_QUEUE, now);
 			xr_xsk_port_tx_abort(dev->port, buf);
 		} else {
-			xr_xsk_port_tx_submit(dev->port, buf, (uint32_t)len);
+			xr_xsk_port_tx_submit(dev->port, 0, buf, (uint32_t)len);
 			dev->core
 			    .tx_urgent++; /* a guest's frame leaves now: held ACKs go with it */
 		}

@@ -3,8 +3,11 @@
  * The AF_XDP port. One UMEM of 4 KiB frames is shared by one socket per rx
  * queue. Each queue owns a fixed set of rx frames that cycle between its fill
  * ring, its rx ring and the engine; the remaining frames form a stack of tx
- * buffers. Everything is sent on queue 0's socket, so only its completion
- * ring ever returns frames. The open path allocates; nothing after it does.
+ * buffers, which any queue's socket sends and its completion ring returns.
+ * Every queue that has a tx queue of the same id transmits: a frame goes out
+ * on the queue its sender names (the one its connection's traffic arrives
+ * on), in the order submitted there. The open path allocates; nothing after
+ * it does.
  *
  * A multi-buffer port (XDP_USE_SG) carries frames longer than a chunk as
  * chains of descriptors (xsk_frames.h): its tx buffers are two adjacent
@@ -53,19 +56,33 @@ struct xr_xsk_queue {
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod fill;
 	struct xsk_ring_cons comp;
+	struct xsk_ring_prod tx; /* queues below port->tx_queues only */
 	uint32_t queue_id;
 	bool in_xsk_map;
 	/* Descriptors peeked by xr_xsk_port_rx and not yet handed back: they
 	 * start at rx_held_idx and are released, in order, by rx_release. */
 	uint32_t rx_held;
 	uint32_t rx_held_idx;
-};
+	/* Submitted, not yet in the tx ring, oldest first: descriptors, each chain whole. */
+	struct xdp_desc *tx_pending;
+	uint32_t tx_pending_count;
+	/* Submitted late: they enter the ring after tx_pending, and not while held. */
+	struct xdp_desc *tx_late;
+	uint32_t tx_late_count;
+	int tx_stalled; /* atomic: the last kick left frames the device did not take */
+	/* Atomics: one thread kicks a queue at a time (two would spin on the socket's
+	 * mutex in the kernel); one that finds it taken asks the kicker to look again. */
+	int tx_kicking, tx_kick_wanted;
+	/* Atomic: the TX ring's producer index as of the last kick. A round with
+	 * nothing new to send stops there, before the consumer index, which the
+	 * kernel writes on another CPU (the two are on separate cache lines). */
+	uint32_t tx_kicked;
+} __attribute__((aligned(64))); /* the kick state of queues kicked by different threads */
 
 struct xr_xsk_port {
 	uint8_t *umem_area;
 	size_t umem_size;
 	struct xsk_umem *umem;
-	struct xsk_ring_prod tx; /* queue 0's socket */
 	int xsk_map_fd;
 	bool need_wakeup;	/* XDP_USE_NEED_WAKEUP accepted: ring flags are meaningful */
 	bool multi_buffer;	/* bound with XDP_USE_SG */
@@ -79,48 +96,48 @@ struct xr_xsk_port {
 	uint32_t tx_buf_size; /* one chunk, or two adjacent ones on a multi-buffer port */
 	uint64_t *tx_free;    /* stack of free tx buffer addresses */
 	uint32_t tx_free_count;
-	/* Submitted, not yet in the tx ring, oldest first: descriptors, each chain whole. */
-	struct xdp_desc *tx_pending;
-	uint32_t tx_pending_count;
-	/* Submitted late: they enter the ring after tx_pending, and not while held. */
-	struct xdp_desc *tx_late;
-	uint32_t tx_late_count;
+	uint32_t tx_late_count; /* all queues' */
 	bool tx_late_held;
 	uint32_t tx_kick_rounds;
-	int tx_stalled; /* atomic: the last kick left frames the device did not take */
-	/* Atomics: one thread kicks at a time (two would spin on the socket's mutex in
-	 * the kernel); one that finds it taken asks the kicker to look again. */
-	int tx_kicking, tx_kick_wanted;
-	/* Atomic: the TX ring's producer index as of the last kick. A round with
-	 * nothing new to send stops there, before the consumer index, which the
-	 * kernel writes on another CPU (the two are on separate cache lines). */
-	uint32_t tx_kicked;
 	uint32_t tx_frames; /* the transmit pool: buffers tx_alloc can hand out */
 
 	uint32_t rx_next_queue; /* where the next rx scan starts, for fairness */
-	uint32_t nqueues;
+	uint32_t nqueues;	/* one socket per rx queue */
+	uint32_t tx_queues;	/* the first this many sockets transmit */
 	struct xr_xsk_queue queues[];
 };
 
-/* Rx queues of the interface: combined channels plus rx-only ones; 1 when the driver cannot say. */
-static uint32_t rx_queue_count(const char ifname[IFNAMSIZ])
+static uint32_t clamp_queues(uint32_t count)
 {
-	struct ethtool_channels channels = {.cmd = ETHTOOL_GCHANNELS};
-	struct ifreq ifr = {0};
-	uint32_t count = 0;
-	int fd;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 1;
-	memcpy(ifr.ifr_name, ifname, IFNAMSIZ);
-	ifr.ifr_data = (void *)&channels;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-		count = channels.combined_count + channels.rx_count;
-	close(fd);
 	if (count == 0)
 		return 1;
 	return count < XR_MAX_QUEUES ? count : XR_MAX_QUEUES;
+}
+
+/*
+ * The interface's rx queues (combined channels plus rx-only ones) and, of
+ * those, how many have a tx queue of the same id: combined channels plus
+ * tx-only ones. One each when the driver cannot say.
+ */
+static void queue_counts(const char ifname[IFNAMSIZ], uint32_t *rx, uint32_t *tx)
+{
+	struct ethtool_channels channels = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr = {0};
+	int fd;
+
+	*rx = *tx = 1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	memcpy(ifr.ifr_name, ifname, IFNAMSIZ);
+	ifr.ifr_data = (void *)&channels;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) {
+		*rx = clamp_queues(channels.combined_count + channels.rx_count);
+		*tx = clamp_queues(channels.combined_count + channels.tx_count);
+		if (*tx > *rx)
+			*tx = *rx;
+	}
+	close(fd);
 }
 
 /*
@@ -176,8 +193,10 @@ void xr_xsk_port_close(struct xr_xsk_port *port)
 	if (port->xsk_map_fd >= 0)
 		close(port->xsk_map_fd);
 	free(port->tx_free);
-	free(port->tx_pending);
-	free(port->tx_late);
+	for (uint32_t i = 0; i < port->nqueues; i++) {
+		free(port->queues[i].tx_pending);
+		free(port->queues[i].tx_late);
+	}
 	free(port->gather);
 	free(port);
 }
@@ -191,10 +210,10 @@ static int create_socket(struct xr_xsk_port *port, const char *ifname, struct xr
 	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 	    .bind_flags = bind_flags,
 	};
-	bool transmits = q == &port->queues[0];
+	bool transmits = q->queue_id < port->tx_queues;
 
 	return xsk_socket__create_shared(&q->xsk, ifname, q->queue_id, port->umem, &q->rx,
-					 transmits ? &port->tx : NULL, &q->fill, &q->comp, &cfg);
+					 transmits ? &q->tx : NULL, &q->fill, &q->comp, &cfg);
 }
 
 /*
@@ -331,20 +350,27 @@ static int alloc_tx_lists(struct xr_xsk_port *port, uint32_t tx_chunks)
 	/* Copy mode sends a batch of descriptors per call. */
 	port->tx_kick_rounds = port->tx_frames * descs_per_buf / XR_COPY_TX_BATCH + 2;
 	port->tx_free = calloc(port->tx_frames, sizeof(*port->tx_free));
-	port->tx_pending = calloc(port->tx_frames * descs_per_buf, sizeof(*port->tx_pending));
-	port->tx_late = calloc(port->tx_frames * descs_per_buf, sizeof(*port->tx_late));
 	if (port->multi_buffer)
 		port->gather = malloc(XR_GATHER_SLOTS * XR_MULTI_BUFFER_FRAME);
-	if (!port->tx_free || !port->tx_pending || !port->tx_late ||
-	    (port->multi_buffer && !port->gather))
+	if (!port->tx_free || (port->multi_buffer && !port->gather))
 		return -ENOMEM;
+	/* Each transmitting queue may have every tx buffer submitted to it. */
+	for (uint32_t i = 0; i < port->tx_queues; i++) {
+		struct xr_xsk_queue *q = &port->queues[i];
+		size_t descs = (size_t)port->tx_frames * descs_per_buf;
+
+		q->tx_pending = calloc(descs, sizeof(*q->tx_pending));
+		q->tx_late = calloc(descs, sizeof(*q->tx_late));
+		if (!q->tx_pending || !q->tx_late)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
 int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **out)
 {
 	uint32_t frame_count = cfg->frame_count ? cfg->frame_count : XR_DEFAULT_FRAME_COUNT;
-	uint32_t nqueues, rx_frames, i;
+	uint32_t nqueues, tx_queues, rx_frames, i;
 	char ifname[IFNAMSIZ];
 	struct xr_xsk_port *port;
 	int err;
@@ -352,7 +378,7 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 	*out = NULL;
 	if (!if_indextoname(cfg->ifindex, ifname))
 		return -ENODEV;
-	nqueues = rx_queue_count(ifname);
+	queue_counts(ifname, &nqueues, &tx_queues);
 	/* Half the frames for rx, at most what a fill ring holds, so that
 	 * returning a queue's frames to its fill ring can never fail. */
 	rx_frames = frame_count / 2 / nqueues;
@@ -361,10 +387,13 @@ int xr_xsk_port_open(const struct xr_xsk_port_config *cfg, struct xr_xsk_port **
 	if (rx_frames == 0)
 		return -EINVAL;
 
-	port = calloc(1, sizeof(*port) + nqueues * sizeof(port->queues[0]));
-	if (!port)
+	/* Aligned for the queues' kick state (each on cache lines of its own). */
+	if (posix_memalign((void **)&port, _Alignof(struct xr_xsk_port),
+			   sizeof(*port) + nqueues * sizeof(port->queues[0])))
 		return -ENOMEM;
+	memset(port, 0, sizeof(*port) + nqueues * sizeof(port->queues[0]));
 	port->nqueues = nqueues;
+	port->tx_queues = tx_queues;
 	port->xsk_map_fd = -1;
 	for (i = 0; i < nqueues; i++)
 		port->queues[i].queue_id = i;
@@ -420,6 +449,11 @@ uint32_t xr_xsk_port_max_frame(const struct xr_xsk_port *port)
 uint64_t xr_xsk_port_rx_too_long(const struct xr_xsk_port *port)
 {
 	return port->rx_too_long;
+}
+
+uint32_t xr_xsk_port_tx_queues(const struct xr_xsk_port *port)
+{
+	return port->tx_queues;
 }
 
 int xr_xsk_port_nfds(const struct xr_xsk_port *port)
@@ -482,7 +516,8 @@ static unsigned rx_queue(struct xr_xsk_port *port, struct xr_xsk_queue *q,
 		data = join_chain(port, q, idx + used, chain);
 		if (!data)
 			break;
-		frames[got++] = (struct xr_rx_frame){.data = data, .len = chain.len};
+		frames[got++] =
+		    (struct xr_rx_frame){.data = data, .len = chain.len, .queue = q->queue_id};
 		used += chain.descs;
 	}
 	/* What was peeked and not taken is peeked again next time. */
@@ -537,18 +572,21 @@ void xr_xsk_port_rx_release(struct xr_xsk_port *port)
 
 static void reclaim_completions(struct xr_xsk_port *port)
 {
-	struct xsk_ring_cons *comp = &port->queues[0].comp;
-	uint32_t n, idx, j;
+	for (uint32_t i = 0; i < port->tx_queues; i++) {
+		struct xsk_ring_cons *comp = &port->queues[i].comp;
+		uint32_t n, idx, j;
 
-	n = xsk_ring_cons__peek(comp, comp->size, &idx);
-	for (j = 0; j < n; j++) {
-		uint64_t addr = *xsk_ring_cons__comp_addr(comp, idx + j);
+		n = xsk_ring_cons__peek(comp, comp->size, &idx);
+		for (j = 0; j < n; j++) {
+			uint64_t addr = *xsk_ring_cons__comp_addr(comp, idx + j);
 
-		/* A chain completes once per descriptor; its buffer is freed by the first. */
-		if (((addr - port->tx_base) & (port->tx_buf_size - 1)) == 0)
-			port->tx_free[port->tx_free_count++] = addr;
+			/* A chain completes once per descriptor; its buffer is freed by the first.
+			 */
+			if (((addr - port->tx_base) & (port->tx_buf_size - 1)) == 0)
+				port->tx_free[port->tx_free_count++] = addr;
+		}
+		xsk_ring_cons__release(comp, n);
 	}
-	xsk_ring_cons__release(comp, n);
 }
 
 uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap)
@@ -571,30 +609,44 @@ void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf)
 	port->tx_free[port->tx_free_count++] = (uint64_t)(buf - port->umem_area);
 }
 
-/*
- * Appends buf's descriptors to a queue, or gives buf back if the kernel
- * would not take them: it drops an oversized descriptor without completing
- * it, which would leak the buffer.
- */
-static void tx_queue(struct xr_xsk_port *port, uint8_t *buf, uint32_t len, struct xdp_desc *queue,
-		     uint32_t *count)
+/* The queue a frame for queue goes out on: that one if it transmits, else queue 0. */
+static struct xr_xsk_queue *tx_queue_of(struct xr_xsk_port *port, uint32_t queue)
 {
+	return &port->queues[queue < port->tx_queues ? queue : 0];
+}
+
+/*
+ * Appends buf's descriptors to a list, or gives buf back if the kernel
+ * would not take them: it drops an oversized descriptor without completing
+ * it, which would leak the buffer. Returns how many descriptors it appended.
+ */
+static uint32_t tx_list_append(struct xr_xsk_port *port, uint8_t *buf, uint32_t len,
+			       struct xdp_desc *list, uint32_t *count)
+{
+	uint32_t n;
+
 	if (len == 0 || len > port->tx_buf_size) {
 		xr_xsk_port_tx_abort(port, buf);
-		return;
+		return 0;
 	}
-	*count +=
-	    xr_xsk_tx_chain((uint64_t)(buf - port->umem_area), len, XR_FRAME_SIZE, queue + *count);
+	n = xr_xsk_tx_chain((uint64_t)(buf - port->umem_area), len, XR_FRAME_SIZE, list + *count);
+	*count += n;
+	return n;
 }
 
-void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
+void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint32_t queue, uint8_t *buf, uint32_t len)
 {
-	tx_queue(port, buf, len, port->tx_pending, &port->tx_pending_count);
+	struct xr_xsk_queue *q = tx_queue_of(port, queue);
+
+	tx_list_append(port, buf, len, q->tx_pending, &q->tx_pending_count);
 }
 
-void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint8_t *buf, uint32_t len)
+void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint32_t queue, uint8_t *buf,
+				uint32_t len)
 {
-	tx_queue(port, buf, len, port->tx_late, &port->tx_late_count);
+	struct xr_xsk_queue *q = tx_queue_of(port, queue);
+
+	port->tx_late_count += tx_list_append(port, buf, len, q->tx_late, &q->tx_late_count);
 }
 
 void xr_xsk_port_tx_hold_late(struct xr_xsk_port *port, bool hold)
@@ -608,39 +660,46 @@ uint32_t xr_xsk_port_tx_late_count(const struct xr_xsk_port *port)
 }
 
 /*
- * Moves as many of the *count descriptors of queue as fit into the tx ring,
+ * Moves as many of the *count descriptors of list as fit into q's tx ring,
  * whole chains only, keeping the rest in order; true when they all went.
  */
-static bool publish_queue(struct xr_xsk_port *port, struct xdp_desc *queue, uint32_t *count)
+static bool publish_list(struct xr_xsk_queue *q, struct xdp_desc *list, uint32_t *count)
 {
 	uint32_t n = *count, space, idx, j;
 
 	if (n == 0)
 		return true;
-	space = xsk_prod_nb_free(&port->tx, n);
+	space = xsk_prod_nb_free(&q->tx, n);
 	if (n > space)
-		n = xr_xsk_whole_frames(queue, space);
-	if (n == 0 || xsk_ring_prod__reserve(&port->tx, n, &idx) != n)
+		n = xr_xsk_whole_frames(list, space);
+	if (n == 0 || xsk_ring_prod__reserve(&q->tx, n, &idx) != n)
 		return false;
 	for (j = 0; j < n; j++)
-		*xsk_ring_prod__tx_desc(&port->tx, idx + j) = queue[j];
-	xsk_ring_prod__submit(&port->tx, n);
+		*xsk_ring_prod__tx_desc(&q->tx, idx + j) = list[j];
+	xsk_ring_prod__submit(&q->tx, n);
 	*count -= n;
-	memmove(queue, queue + n, *count * sizeof(queue[0]));
+	memmove(list, list + n, *count * sizeof(list[0]));
 	return *count == 0;
 }
 
 void xr_xsk_port_tx_publish(struct xr_xsk_port *port)
 {
-	if (publish_queue(port, port->tx_pending, &port->tx_pending_count) && !port->tx_late_held)
-		publish_queue(port, port->tx_late, &port->tx_late_count);
+	for (uint32_t i = 0; i < port->tx_queues; i++) {
+		struct xr_xsk_queue *q = &port->queues[i];
+		uint32_t late = q->tx_late_count;
+
+		if (publish_list(q, q->tx_pending, &q->tx_pending_count) && !port->tx_late_held) {
+			publish_list(q, q->tx_late, &q->tx_late_count);
+			port->tx_late_count -= late - q->tx_late_count;
+		}
+	}
 	reclaim_completions(port);
 }
 
-/* Kicks until the ring is drained or the device stops taking frames; returns the calls made. */
-static unsigned drain_tx_ring(struct xr_xsk_port *port)
+/* Kicks until q's ring is drained or the device stops taking frames; returns the calls made. */
+static unsigned drain_tx_ring(struct xr_xsk_port *port, struct xr_xsk_queue *q)
 {
-	int fd = xsk_socket__fd(port->queues[0].xsk);
+	int fd = xsk_socket__fd(q->xsk);
 	unsigned calls = 0;
 	bool stalled = false;
 
@@ -648,23 +707,44 @@ static unsigned drain_tx_ring(struct xr_xsk_port *port)
 	 * drained, or the device stops taking frames (they stay in the ring for
 	 * the next kick), or the kernel transmits by itself (no wakeup needed). */
 	for (uint32_t round = 0; round < port->tx_kick_rounds; round++) {
-		uint32_t cons = __atomic_load_n(port->tx.consumer, __ATOMIC_ACQUIRE);
+		uint32_t cons = __atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE);
 
-		if (cons == __atomic_load_n(port->tx.producer, __ATOMIC_ACQUIRE))
+		if (cons == __atomic_load_n(q->tx.producer, __ATOMIC_ACQUIRE))
 			break;
 		if (port->need_wakeup &&
-		    !(__atomic_load_n(port->tx.flags, __ATOMIC_ACQUIRE) & XDP_RING_NEED_WAKEUP))
+		    !(__atomic_load_n(q->tx.flags, __ATOMIC_ACQUIRE) & XDP_RING_NEED_WAKEUP))
 			break;
 		calls++;
 		if (sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
 		    errno != EBUSY && errno != ENOBUFS)
 			break;
-		if (__atomic_load_n(port->tx.consumer, __ATOMIC_ACQUIRE) == cons) {
+		if (__atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE) == cons) {
 			stalled = true;
 			break;
 		}
 	}
-	__atomic_store_n(&port->tx_stalled, stalled, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->tx_stalled, stalled, __ATOMIC_RELAXED);
+	return calls;
+}
+
+static unsigned kick_queue(struct xr_xsk_port *port, struct xr_xsk_queue *q)
+{
+	unsigned calls = 0;
+
+	if (__atomic_load_n(q->tx.producer, __ATOMIC_ACQUIRE) ==
+		__atomic_load_n(&q->tx_kicked, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&q->tx_stalled, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_store_n(&q->tx_kick_wanted, 1, __ATOMIC_SEQ_CST);
+	/* The kicker looks again when someone asked while it was at it. */
+	while (__atomic_load_n(&q->tx_kick_wanted, __ATOMIC_SEQ_CST) &&
+	       !__atomic_exchange_n(&q->tx_kicking, 1, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&q->tx_kick_wanted, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&q->tx_kicked, __atomic_load_n(q->tx.producer, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELAXED);
+		calls += drain_tx_ring(port, q);
+		__atomic_store_n(&q->tx_kicking, 0, __ATOMIC_SEQ_CST);
+	}
 	return calls;
 }
 
@@ -672,26 +752,19 @@ unsigned xr_xsk_port_tx_kick(struct xr_xsk_port *port)
 {
 	unsigned calls = 0;
 
-	if (__atomic_load_n(port->tx.producer, __ATOMIC_ACQUIRE) ==
-		__atomic_load_n(&port->tx_kicked, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&port->tx_stalled, __ATOMIC_RELAXED))
-		return 0;
-	__atomic_store_n(&port->tx_kick_wanted, 1, __ATOMIC_SEQ_CST);
-	/* The kicker looks again when someone asked while it was at it. */
-	while (__atomic_load_n(&port->tx_kick_wanted, __ATOMIC_SEQ_CST) &&
-	       !__atomic_exchange_n(&port->tx_kicking, 1, __ATOMIC_SEQ_CST)) {
-		__atomic_store_n(&port->tx_kick_wanted, 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&port->tx_kicked,
-				 __atomic_load_n(port->tx.producer, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELAXED);
-		calls += drain_tx_ring(port);
-		__atomic_store_n(&port->tx_kicking, 0, __ATOMIC_SEQ_CST);
-	}
+	for (uint32_t i = 0; i < port->tx_queues; i++)
+		calls += kick_queue(port, &port->queues[i]);
 	return calls;
 }
 
 bool xr_xsk_port_tx_backlog(struct xr_xsk_port *port)
 {
-	return port->tx_pending_count || (port->tx_late_count && !port->tx_late_held) ||
-	       __atomic_load_n(&port->tx_stalled, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < port->tx_queues; i++) {
+		struct xr_xsk_queue *q = &port->queues[i];
+
+		if (q->tx_pending_count || (q->tx_late_count && !port->tx_late_held) ||
+		    __atomic_load_n(&q->tx_stalled, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
 }

@@ -31,6 +31,7 @@ struct xr_xsk_port_config {
 struct xr_rx_frame {
 	uint8_t *data;
 	uint32_t len;
+	uint32_t queue; /* the rx queue it arrived on */
 };
 
 /* Returns 0 or a negative errno. Registers every socket in the XSKMAP. */
@@ -48,6 +49,13 @@ uint32_t xr_xsk_port_max_frame(const struct xr_xsk_port *port);
 /* Frames received and dropped for being longer than that. */
 uint64_t xr_xsk_port_rx_too_long(const struct xr_xsk_port *port);
 
+/*
+ * How many queues transmit: those of ids 0 to this minus 1, the rx queues
+ * that have a tx queue of the same id. A frame submitted for another goes
+ * out on queue 0.
+ */
+uint32_t xr_xsk_port_tx_queues(const struct xr_xsk_port *port);
+
 /* Number of pollable fds (one per socket) and the i-th one, for poll(). */
 int xr_xsk_port_nfds(const struct xr_xsk_port *port);
 int xr_xsk_port_fd(const struct xr_xsk_port *port, int i);
@@ -61,24 +69,28 @@ void xr_xsk_port_rx_release(struct xr_xsk_port *port);
 uint8_t *xr_xsk_port_tx_alloc(struct xr_xsk_port *port, uint32_t *cap);
 /* How many buffers tx_alloc hands out at most (all of them in use at once). */
 uint32_t xr_xsk_port_tx_frames(const struct xr_xsk_port *port);
-/* Queue buf (from tx_alloc) with len bytes; it goes into the TX ring at the next publish. */
-void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint8_t *buf, uint32_t len);
+/*
+ * Queue buf (from tx_alloc) with len bytes for queue's TX ring, which it
+ * enters at the next publish, after what was submitted there before.
+ */
+void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint32_t queue, uint8_t *buf, uint32_t len);
 /*
  * Queue buf behind everything submitted the other way: at each publish it
  * enters the ring after those frames, and not at all while late frames are
  * held. For frames that no one waits on first (plain ACKs), so that a frame
  * someone does wait on, submitted after them, still leaves before them.
  */
-void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint8_t *buf, uint32_t len);
+void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint32_t queue, uint8_t *buf,
+				uint32_t len);
 void xr_xsk_port_tx_hold_late(struct xr_xsk_port *port, bool hold);
-/* Descriptors of late frames not in the ring yet. */
+/* Descriptors of late frames not in the rings yet, all queues. */
 uint32_t xr_xsk_port_tx_late_count(const struct xr_xsk_port *port);
 /* Give up a buffer from tx_alloc without sending it. */
 void xr_xsk_port_tx_abort(struct xr_xsk_port *port, uint8_t *buf);
-/* Moves submitted frames into the TX ring and takes back the frames the kernel sent. */
+/* Moves submitted frames into the TX rings and takes back the frames the kernel sent. */
 void xr_xsk_port_tx_publish(struct xr_xsk_port *port);
 /*
- * Asks the kernel to send what is in the TX ring, in as many calls as copy
+ * Asks the kernel to send what is in the TX rings, in as many calls as copy
  * mode takes; returns how many system calls that made. Unlike the rest of
  * the port it needs no lock (it reads the ring's indexes and nothing else):
  * callers make the system calls after releasing theirs.

@@ -661,6 +661,8 @@ static void json_engine_port(struct json_writer *w, const char *ifname)
 	json_string(w, "path_mtu_bound", report_path_mtu_bound(&p, bound, sizeof(bound)));
 	json_bool(w, "multi_buffer", p.multi_buffer);
 	json_u64(w, "max_frame", p.max_frame);
+	json_u64(w, "rx_queues", p.rx_queues);
+	json_u64(w, "tx_queues", p.tx_queues);
 }
 
 static unsigned int qps_in_use(const struct xr_xdp_handle *h)

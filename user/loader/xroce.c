@@ -306,9 +306,12 @@ static int print_status(const char *ifname, int *stale)
 		return 0;
 	}
 	printf("QPs in use %d", qps);
-	if (!xr_xdp_read_engine_port(ifname, &port) && port.active_mtu)
-		printf(", path MTU %u (%s)", port.active_mtu,
-		       report_path_mtu_bound(&port, bound, sizeof(bound)));
+	if (!xr_xdp_read_engine_port(ifname, &port) && port.active_mtu) {
+		printf(", path MTU %u (%s), queues %u", port.active_mtu,
+		       report_path_mtu_bound(&port, bound, sizeof(bound)), port.rx_queues);
+		if (port.tx_queues != port.rx_queues)
+			printf(" (sending on %u)", port.tx_queues);
+	}
 	printf("\n");
 	return 0;
 }

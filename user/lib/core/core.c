@@ -169,7 +169,21 @@ static bool fits_path(struct xr_core *core, const struct xr_qp_impl *qp, const s
 	return true;
 }
 
-void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now)
+/*
+ * A connected QP's frames leave on the queue its peer's arrive on: there
+ * one engine (and on a NIC one CPU's caches) serves both directions. A
+ * datagram QP hears from many peers and keeps the queue it was given.
+ */
+static void follow_rx_queue(struct xr_qp_impl *qp, uint32_t queue)
+{
+	uint32_t tx_queues = qp->core->port.tx_queues;
+
+	if (qp->pub.qp_type != XR_QPT_UD && queue < tx_queues)
+		qp->tx_queue = queue;
+}
+
+void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint32_t queue,
+		uint64_t now)
 {
 	struct xr_qp_impl *qp;
 	struct xr_pkt pkt;
@@ -239,6 +253,7 @@ void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64
 		return;
 	}
 	qp->rx_frames++;
+	follow_rx_queue(qp, queue);
 	/* A switch on the way was congested: tell the sender (UD has no connection to tell). */
 	if (pkt.ecn == XR_ECN_CE && qp->pub.qp_type != XR_QPT_UD)
 		xr_dcqcn_ce_rx(qp, now);
@@ -661,13 +676,14 @@ void xr_core_frame_send(struct xr_core *core, struct xr_qp_impl *qp, struct xr_p
 {
 	bool plain_ack =
 	    out->bth[0] == XR_OP_RC_ACK && (out->ext[0] & XR_AETH_TYPE_MASK) == XR_AETH_ACK;
+	uint32_t queue = qp ? qp->tx_queue : 0;
 
 	xr_pkt_seal(out);
 	if (plain_ack && core->port.tx_submit_ack) {
-		core->port.tx_submit_ack(core->port.ctx, out->frame, out->frame_len);
+		core->port.tx_submit_ack(core->port.ctx, queue, out->frame, out->frame_len);
 	} else {
 		core->tx_urgent += !plain_ack;
-		core->port.tx_submit(core->port.ctx, out->frame, out->frame_len);
+		core->port.tx_submit(core->port.ctx, queue, out->frame, out->frame_len);
 	}
 	core->stats.tx_frames++;
 	if (qp)

@@ -88,14 +88,22 @@ _Static_assert(XR_CWND_LOSS_FLOOR >= XR_CWND_MIN, "the loss floor is above the m
  */
 struct xr_core_port {
 	void *ctx;
+	/*
+	 * Queues the port transmits on, 0 to tx_queues - 1 (0: one). A QP's
+	 * frames go out on one of them: the queue its traffic arrives on,
+	 * as xr_core_rx is told, so that both directions share a queue (and
+	 * whatever serves it).
+	 */
+	uint32_t tx_queues;
 	/* A buffer for one frame, or NULL when none is free right now. */
 	uint8_t *(*tx_alloc)(void *ctx, uint32_t *cap);
-	void (*tx_submit)(void *ctx, uint8_t *buf, uint32_t len);
+	/* Sends buf on queue, after the frames submitted there before. */
+	void (*tx_submit)(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len);
 	/*
 	 * A plain ACK, which may leave after frames submitted later (the port
 	 * may hold it back to send with them). NULL: tx_submit.
 	 */
-	void (*tx_submit_ack)(void *ctx, uint8_t *buf, uint32_t len);
+	void (*tx_submit_ack)(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len);
 	void (*tx_abort)(void *ctx, uint8_t *buf);
 	/*
 	 * A sound frame for a QPN this core does not hold, which another
@@ -388,6 +396,8 @@ struct xr_qp_impl {
 	struct xr_core *core;
 	struct xr_cq_impl *scq, *rcq;
 	uint32_t slot; /* xr_qpn_slot(pub.qp_num): in core->qps and in XDP's qp_table */
+	/* The port queue its frames go out on (xr_core_port.tx_queues). */
+	uint32_t tx_queue;
 	/* scheduling (core.c): the ready list (next NULL: not on it) and the timer heap */
 	struct xr_ready_link ready;
 	uint32_t timer_pos;  /* 1 + its index in core->timers; 0: no deadline */
@@ -573,8 +583,14 @@ struct xr_core {
 void xr_core_init(struct xr_core *core, const struct xr_core_port *port);
 /* Frees what the core allocated by itself (its CM); QPs and other objects are their owners'. */
 void xr_core_release(struct xr_core *core);
-/* A received frame. Never fails: bad frames are counted and dropped. */
-void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint64_t now);
+/*
+ * A received frame, from the port's rx queue queue or, from elsewhere (the
+ * device itself, another process sharing it), XR_RX_NO_QUEUE. Never fails:
+ * bad frames are counted and dropped.
+ */
+void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint32_t queue,
+		uint64_t now);
+#define XR_RX_NO_QUEUE UINT32_MAX
 /* Transmit what can be, fire due timers; returns the next deadline (0 = none). */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now);
 /* Some operation is outstanding: posted and not yet sent, or sent and not yet acknowledged. */

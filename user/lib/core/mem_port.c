@@ -106,14 +106,17 @@ static void enqueue(struct xr_mem_dir *d, uint32_t slot)
 		d->counters.queue_max = d->qcount;
 }
 
-static void mem_tx_submit(void *ctx, uint8_t *buf, uint32_t len)
+static void mem_tx_submit(void *ctx, uint32_t queue, uint8_t *buf, uint32_t len)
 {
 	struct xr_mem_dir *d = ctx;
 	struct xr_mem_link *link = d->link;
 	uint32_t slot = frame_slot(d, buf);
 
 	d->counters.submitted++;
+	if (queue < XR_MEM_QUEUES)
+		d->counters.on_queue[queue]++;
 	d->frame_len[slot] = len;
+	d->frame_queue[slot] = queue;
 	if (link->tap)
 		link->tap(link->tap_arg, d->from, buf, len);
 	if (rng_chance(&d->rng, d->impair.loss)) {
@@ -127,6 +130,7 @@ static void mem_tx_submit(void *ctx, uint8_t *buf, uint32_t len)
 
 			memcpy(slot_frame(d, copy), buf, len);
 			d->frame_len[copy] = len;
+			d->frame_queue[copy] = queue;
 			d->counters.duplicated++;
 			enqueue(d, copy);
 		} else {
@@ -159,9 +163,10 @@ int xr_mem_link_init(struct xr_mem_link *link, uint32_t depth, uint64_t seed)
 		d->rng = seed ^ (0xa0761d6478bd642full * (uint64_t)(s + 1));
 		d->frames = malloc((size_t)depth * XR_MEM_FRAME_SIZE);
 		d->frame_len = calloc(depth, sizeof(*d->frame_len));
+		d->frame_queue = calloc(depth, sizeof(*d->frame_queue));
 		d->free_slots = calloc(depth, sizeof(*d->free_slots));
 		d->queue = calloc(depth, sizeof(*d->queue));
-		if (!d->frames || !d->frame_len || !d->free_slots || !d->queue) {
+		if (!d->frames || !d->frame_len || !d->frame_queue || !d->free_slots || !d->queue) {
 			xr_mem_link_destroy(link);
 			return -ENOMEM;
 		}
@@ -179,6 +184,7 @@ void xr_mem_link_destroy(struct xr_mem_link *link)
 
 		free(d->frames);
 		free(d->frame_len);
+		free(d->frame_queue);
 		free(d->free_slots);
 		free(d->queue);
 	}
@@ -224,6 +230,7 @@ static void mem_cq_event(void *ctx, struct xr_cq *cq)
 void xr_mem_link_port(struct xr_mem_link *link, int side, struct xr_core_port *port)
 {
 	*port = (struct xr_core_port){.ctx = &link->dir[side],
+				      .tx_queues = link->tx_queues,
 				      .tx_alloc = mem_tx_alloc,
 				      .tx_submit = mem_tx_submit,
 				      .tx_abort = mem_tx_abort,
@@ -250,7 +257,8 @@ uint32_t xr_mem_link_deliver(struct xr_mem_link *link, int side, struct xr_core 
 		uint32_t slot = dequeue(d);
 
 		/* The slot is released only after rx: the core reads the frame in place. */
-		xr_core_rx(core, slot_frame(d, slot), d->frame_len[slot], now);
+		xr_core_rx(core, slot_frame(d, slot), d->frame_len[slot], d->frame_queue[slot],
+			   now);
 		d->counters.delivered++;
 		release_slot(d, slot);
 		n++;

@@ -18,6 +18,8 @@
 #include "core.h"
 
 #define XR_MEM_FRAME_SIZE 4096
+/* Most queues a side transmits on; a frame arrives on the queue it was sent on, as on veth. */
+#define XR_MEM_QUEUES 4
 
 /* Impairments of one direction. Probabilities are in [0, 1]. */
 struct xr_mem_impair {
@@ -47,6 +49,7 @@ struct xr_mem_counters {
 	uint64_t ce_marked; /* given CE by ce_threshold */
 	uint32_t queue_max; /* the most frames queued at once */
 	uint64_t cq_events; /* completion events this side's core reported (port cq_event) */
+	uint64_t on_queue[XR_MEM_QUEUES]; /* submitted on each queue */
 };
 
 /* Sees every frame a side submits, before impairment. */
@@ -63,6 +66,7 @@ struct xr_mem_dir {
 	uint64_t rng;
 	uint8_t *frames; /* depth * XR_MEM_FRAME_SIZE */
 	uint32_t *frame_len;
+	uint32_t *frame_queue;
 	uint32_t *free_slots; /* stack of unused slot numbers */
 	uint32_t nfree;
 	uint32_t *queue; /* ring of slot numbers in delivery order */
@@ -70,7 +74,8 @@ struct xr_mem_dir {
 };
 
 struct xr_mem_link {
-	uint32_t depth; /* frame slots per direction */
+	uint32_t depth;	    /* frame slots per direction */
+	uint32_t tx_queues; /* each side's port transmits on (0: one; at most XR_MEM_QUEUES) */
 	struct xr_mem_dir dir[2];
 	xr_mem_tap_fn tap;
 	void *tap_arg;
