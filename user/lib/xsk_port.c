@@ -96,7 +96,6 @@ struct xr_xsk_port {
 	uint32_t tx_buf_size; /* one chunk, or two adjacent ones on a multi-buffer port */
 	uint64_t *tx_free;    /* stack of free tx buffer addresses */
 	uint32_t tx_free_count;
-	uint32_t tx_late_count; /* all queues' */
 	bool tx_late_held;
 	uint32_t tx_kick_rounds;
 	uint32_t tx_frames; /* the transmit pool: buffers tx_alloc can hand out */
@@ -618,20 +617,17 @@ static struct xr_xsk_queue *tx_queue_of(struct xr_xsk_port *port, uint32_t queue
 /*
  * Appends buf's descriptors to a list, or gives buf back if the kernel
  * would not take them: it drops an oversized descriptor without completing
- * it, which would leak the buffer. Returns how many descriptors it appended.
+ * it, which would leak the buffer.
  */
-static uint32_t tx_list_append(struct xr_xsk_port *port, uint8_t *buf, uint32_t len,
-			       struct xdp_desc *list, uint32_t *count)
+static void tx_list_append(struct xr_xsk_port *port, uint8_t *buf, uint32_t len,
+			   struct xdp_desc *list, uint32_t *count)
 {
-	uint32_t n;
-
 	if (len == 0 || len > port->tx_buf_size) {
 		xr_xsk_port_tx_abort(port, buf);
-		return 0;
+		return;
 	}
-	n = xr_xsk_tx_chain((uint64_t)(buf - port->umem_area), len, XR_FRAME_SIZE, list + *count);
-	*count += n;
-	return n;
+	*count +=
+	    xr_xsk_tx_chain((uint64_t)(buf - port->umem_area), len, XR_FRAME_SIZE, list + *count);
 }
 
 void xr_xsk_port_tx_submit(struct xr_xsk_port *port, uint32_t queue, uint8_t *buf, uint32_t len)
@@ -646,7 +642,7 @@ void xr_xsk_port_tx_submit_late(struct xr_xsk_port *port, uint32_t queue, uint8_
 {
 	struct xr_xsk_queue *q = tx_queue_of(port, queue);
 
-	port->tx_late_count += tx_list_append(port, buf, len, q->tx_late, &q->tx_late_count);
+	tx_list_append(port, buf, len, q->tx_late, &q->tx_late_count);
 }
 
 void xr_xsk_port_tx_hold_late(struct xr_xsk_port *port, bool hold)
@@ -656,7 +652,11 @@ void xr_xsk_port_tx_hold_late(struct xr_xsk_port *port, bool hold)
 
 uint32_t xr_xsk_port_tx_late_count(const struct xr_xsk_port *port)
 {
-	return port->tx_late_count;
+	uint32_t count = 0;
+
+	for (uint32_t i = 0; i < port->tx_queues; i++)
+		count += port->queues[i].tx_late_count;
+	return count;
 }
 
 /*
@@ -686,12 +686,9 @@ void xr_xsk_port_tx_publish(struct xr_xsk_port *port)
 {
 	for (uint32_t i = 0; i < port->tx_queues; i++) {
 		struct xr_xsk_queue *q = &port->queues[i];
-		uint32_t late = q->tx_late_count;
 
-		if (publish_list(q, q->tx_pending, &q->tx_pending_count) && !port->tx_late_held) {
+		if (publish_list(q, q->tx_pending, &q->tx_pending_count) && !port->tx_late_held)
 			publish_list(q, q->tx_late, &q->tx_late_count);
-			port->tx_late_count -= late - q->tx_late_count;
-		}
 	}
 	reclaim_completions(port);
 }
