@@ -590,12 +590,18 @@ for test in write_bw read_bw; do
 	done
 done
 
-# Two queues: a second pair, MTU 1500, whose ends have two rx and two tx queues.
-echo "bench: write_bw 64 KiB over 4 QPs, two queues"
+# Two queues: a second pair, MTU 1500, whose ends have two rx and two tx
+# queues; served by one engine thread, then by one per queue.
+echo "bench: write_bw 64 KiB over 4 QPs, two queues, one engine and two"
 one_queue=("$NETNS_A" "$NETNS_B" "$VETH_A" "$VETH_B" "$ADDR_A" "$ADDR_B")
 if NETNS_QUEUES=2 netns_pair bq && netns_attach "$NETNS_A:$VETH_A" "$NETNS_B:$VETH_B"; then
+	export XROCE_ENGINES=1
+	perf_bw qps_4_2q_1e write_bw -s 65536 -D "$duration" -m 1024 -q 4 || failed=1
+	XROCE_ENGINES=2
 	perf_bw qps_4_2q write_bw -s 65536 -D "$duration" -m 1024 -q 4 || failed=1
+	unset XROCE_ENGINES
 else
+	cell[qps_4_2q_1e]="n/a (no two-queue veth pair)"
 	cell[qps_4_2q]="n/a (no two-queue veth pair)"
 	failed=1
 fi
@@ -679,7 +685,8 @@ for qps in "${qp_counts[@]}"; do
 	row "WRITE 64 KiB, $qps QPs, MTU 1024" "qps_$qps" \
 		"1 QP: ${cell[write_bw_65536_1024]%%,*}" write_bw_65536_1024
 done
-row "  same, 4 QPs on 2 queues" qps_4_2q "4 QPs on 1 queue: ${cell[qps_4]%%,*}" qps_4
+row "  same, 2 queues, 1 engine" qps_4_2q_1e "4 QPs on 1 queue: ${cell[qps_4]%%,*}" qps_4
+row "  same, 2 queues, 2 engines" qps_4_2q "1 engine: ${cell[qps_4_2q_1e]%%,*}" qps_4_2q_1e
 for test in "${lat_tests[@]}"; do
 	for size in "${lat_sizes[@]}"; do
 		key=${test}_$size

@@ -19,6 +19,8 @@
 #define XR_QPN_BASE 0x11
 #define XR_MAX_QP 1024
 #define XR_MAX_QUEUES 64
+/* Engine threads a device has at most (one per queue up to this). */
+#define XR_MAX_ENGINES 16
 
 static inline __u32 xr_qpn_slot(__u32 qpn)
 {
@@ -249,6 +251,7 @@ struct xr_engine_port {
 	__u32 interface_bound;	  /* 1: the interface's MTU, not the sockets, bounds the path MTU */
 	__u32 rx_queues;	  /* the rx queues it has an AF_XDP socket on */
 	__u32 tx_queues;	  /* of those, how many it sends on */
+	__u32 engines;		  /* engine threads, each serving every engines-th queue */
 };
 
 /*
@@ -370,6 +373,11 @@ struct xr_engine_stats {
 	__u64 ecn_marked;
 	__u64 cnps_tx;
 	__u64 cnps_rx;
+	/*
+	 * of rx_frames: those each engine thread received from its queues
+	 * (the rest were received by an application thread that polled)
+	 */
+	__u64 rx_by_engine[XR_MAX_ENGINES];
 };
 
 /* The hook an attachment runs at (xr_xdp_config.mode). */

@@ -110,6 +110,12 @@ def stats_doc(path, ifname):
     check_header(doc, "xroce-stats", ifname, path)
     check_counters(doc.get("xdp"), XDP_COUNTERS, path + ": xdp")
     check_counters(doc.get("engine"), ENGINE_COUNTERS, path + ": engine")
+    by_engine = doc["engine"].get("rx_by_engine")
+    if (not isinstance(by_engine, list) or not by_engine or
+            any(type(n) is not int or n < 0 for n in by_engine) or
+            sum(by_engine) > doc["engine"]["rx_frames"]):
+        fail(f"{path}: engine.rx_by_engine is {by_engine!r}, expected a counter per engine "
+             f"thread adding up to at most rx_frames ({doc['engine']['rx_frames']})")
     return doc
 
 

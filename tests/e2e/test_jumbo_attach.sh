@@ -54,7 +54,7 @@ perf() {
 	}
 	mtu=$(sed -n 's/^ Mtu *: \([0-9]*\)\[B\]/\1/p' "$logdir/client.log")
 	[ "$mtu" = 4096 ] || fail "$test at MTU 9000: path MTU '$mtu', expected 4096"
-	grep -q ", path MTU 4096 (multi-buffer sockets, frames up to 8192 bytes), queues 1$" \
+	grep -q ", path MTU 4096 (multi-buffer sockets, frames up to 8192 bytes), queues 1, engines 1$" \
 		"$logdir/status_line" || fail "xroce status during $test: '$(cat "$logdir/status_line")'"
 	echo "ok: $test 64 KiB at interface MTU 9000, path MTU $mtu"
 }

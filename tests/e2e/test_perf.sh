@@ -77,7 +77,7 @@ perf_status_line=$logdir/status_line
 run send_bw 4096 bw yes -s 4096
 perf_status_line=
 # At MTU 1500 the interface bounds the path MTU: 1024 and 80 bytes of headers fit, 2048 not.
-grep -q ", QPs in use [0-9]*, path MTU 1024 (interface MTU 1500), queues 1$" "$logdir/status_line" ||
+grep -q ", QPs in use [0-9]*, path MTU 1024 (interface MTU 1500), queues 1, engines 1$" "$logdir/status_line" ||
 	fail "xroce status while an engine had $VETH_A: '$(cat "$logdir/status_line")'"
 echo "ok: xroce status shows the engine's path MTU 1024, bounded by interface MTU 1500"
 netns_exec "$NETNS_A" "$xroce" status | grep -q "^$VETH_A: .*QPs in use 0$" ||

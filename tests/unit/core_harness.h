@@ -122,8 +122,12 @@ static inline union xr_gid h_gid_of_side(int side)
 	return gid;
 }
 
-/* Builds two cores (MAC, one IPv4-mapped GID, MTU 1024), a PD and CQs each. */
-static inline int h_pair_init(struct h_pair *p, uint64_t seed, uint32_t depth)
+/*
+ * Builds two cores (MAC, one IPv4-mapped GID, MTU 1024), a PD and CQs each,
+ * each core run by engines engine threads (0: one), as far as its lanes go.
+ */
+static inline int h_pair_init_engines(struct h_pair *p, uint64_t seed, uint32_t depth,
+				      uint32_t engines)
 {
 	int err;
 
@@ -131,6 +135,7 @@ static inline int h_pair_init(struct h_pair *p, uint64_t seed, uint32_t depth)
 	err = xr_mem_link_init(&p->link, depth, seed);
 	if (err)
 		return err;
+	p->link.engines = engines;
 	p->burst = depth;
 	p->now = 1000000; /* any origin: not zero, so "0 = no deadline" is never a time */
 	for (int s = 0; s < 2; s++) {
@@ -160,6 +165,11 @@ static inline int h_pair_init(struct h_pair *p, uint64_t seed, uint32_t depth)
 			return err;
 	}
 	return 0;
+}
+
+static inline int h_pair_init(struct h_pair *p, uint64_t seed, uint32_t depth)
+{
+	return h_pair_init_engines(p, seed, depth, 0);
 }
 
 static inline int h_create_qp(struct h_pair *p, int s, const struct h_qp_opts *o)

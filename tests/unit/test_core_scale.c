@@ -216,9 +216,9 @@ static void run_1024_qps(uint32_t depth)
 	      "a deep link, yet the core's window (%d) was never the limit: %u at most",
 	      XR_CORE_WINDOW, r->max_in_flight);
 	for (int s = 0; s < 2; s++)
-		CHECK(p.side[s].core->in_flight == 0 && p.side[s].core->ntimers == 0,
+		CHECK(p.side[s].core->in_flight == 0 && xr_core_timer_count(p.side[s].core) == 0,
 		      "side %d: done, yet %u PSNs counted in flight, %u timers", s,
-		      p.side[s].core->in_flight, p.side[s].core->ntimers);
+		      p.side[s].core->in_flight, xr_core_timer_count(p.side[s].core));
 	CHECK(depth != LINK_DEPTH || p.side[0].core->stats.tx_no_buffer > 0,
 	      "the transmit pool was the limit (tx_no_buffer 0: the test tests nothing)");
 	destroy_all(r);
@@ -255,8 +255,9 @@ static void test_idle_not_visited(void)
 	/* Connecting put every QP on the list once; the first round finds them idle. */
 	h_settle(&p);
 	for (int s = 0; s < 2; s++) {
-		CHECK(p.side[s].core->ntimers == 0, "side %d: %u timers with nothing outstanding",
-		      s, p.side[s].core->ntimers);
+		CHECK(xr_core_timer_count(p.side[s].core) == 0,
+		      "side %d: %u timers with nothing outstanding", s,
+		      xr_core_timer_count(p.side[s].core));
 		before[s] = p.side[s].core->qp_visits;
 	}
 	for (int i = 0; i < 1000; i++)

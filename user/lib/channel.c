@@ -164,7 +164,7 @@ int xr_req_notify_cq(struct xr_cq *cq, int solicited_only)
 	 * flag: an engine about to stand by sees either this or the eventfd.
 	 */
 	__atomic_store_n(&cq->device->app_poll_until, 0, __ATOMIC_SEQ_CST);
-	xr_engine_kick(cq->device);
+	xr_engine_wake_all(cq->device);
 	return 0;
 }
 

@@ -95,6 +95,7 @@ static void publish_engine_port(struct xr_device *dev, bool open)
 		p.multi_buffer_error = xr_xsk_port_multi_buffer_error(dev->port);
 		p.rx_queues = (uint32_t)xr_xsk_port_nfds(dev->port);
 		p.tx_queues = xr_xsk_port_tx_queues(dev->port);
+		p.engines = dev->nengines;
 	}
 	/* Only for operators: a device works without it. */
 	(void)xr_xdp_publish_engine_port(&dev->xdp, &p);
@@ -154,6 +155,7 @@ static int open_as_owner(struct xr_device *dev, const struct xr_device_open_attr
 	err = xr_xsk_port_open(&pcfg, &dev->port);
 	if (!err) {
 		dev->max_frame = xr_xsk_port_max_frame(dev->port);
+		dev->nengines = xr_engine_count((uint32_t)xr_xsk_port_nfds(dev->port));
 		/* Before guests can join: they take their path MTU from it. */
 		publish_engine_port(dev, true);
 		err = xr_loopback_init(&dev->loopback, xr_xsk_port_tx_frames(dev->port));
@@ -290,6 +292,10 @@ static int open_device(struct xr_device *dev, const char *ifname,
 	err = open_owner_or_guest(dev, attr, deadline, &port);
 	if (err)
 		return err;
+	/* A guest's frames all come through one socket to the owner: one engine. */
+	if (!dev->port)
+		dev->nengines = 1;
+	port.engines = dev->nengines;
 
 	port.cq_event = xr_channel_cq_event;
 	xr_core_init(&dev->core, &port);
@@ -449,7 +455,6 @@ struct xr_device *xr_open_device(const char *ifname, const struct xr_device_open
 		errno = ENOMEM;
 		return NULL;
 	}
-	dev->wake_fd = -1;
 	dev->async_fd = -1;
 	dev->lock_fd = -1;
 	dev->xdp.mcast_map_fd = -1;

@@ -17,6 +17,20 @@
 #include "xdp_attach.h"
 #include "xsk_port.h"
 
+/*
+ * One engine thread: it receives on the queues i with i mod engines ==
+ * its index and runs the core's lane of that index (core.h), whose QPs'
+ * frames leave on those queues.
+ */
+struct xr_engine {
+	struct xr_device *dev;
+	uint32_t index;
+	pthread_t thread;
+	bool running;
+	int wake_fd;		/* eventfd: its lane was given work while it slept */
+	int sleeping;		/* atomic: it is (about to be) blocked in poll */
+} __attribute__((aligned(64))); /* sleeping is read by every thread that posts */
+
 struct xr_device {
 	char ifname[16];
 	struct xr_netdev_info netdev;
@@ -37,12 +51,10 @@ struct xr_device {
 	/* Per group of core.mcast: the socket holding the interface's membership, or -1. */
 	int mcast_fd[XR_MAX_MCAST_GROUPS];
 
-	int wake_fd;		    /* eventfd: work was posted while the engine slept */
 	int async_fd;		    /* eventfd, semaphore: asynchronous events queued (async.c) */
 	uint32_t events_signaled;   /* core.events_head when async_fd was last counted up */
 	struct mnl_socket *monitor; /* link and address notifications (port_monitor.c) */
 	bool port_active;	    /* the interface is up with carrier, as last seen */
-	int sleeping;		    /* atomic: the engine is (about to be) blocked in poll */
 	int stop;		    /* atomic */
 	uint64_t busy_poll_ns; /* the engine spins this long after its last work before sleeping */
 	/* ... and at least this long while an operation is outstanding (UINT64_MAX: until it is
@@ -81,8 +93,8 @@ struct xr_device {
 	 * off the sockets meanwhile instead of fighting it for the lock.
 	 */
 	uint64_t app_poll_until;
-	pthread_t engine;
-	bool engine_running;
+	struct xr_engine engines[XR_MAX_ENGINES];
+	uint32_t nengines; /* engine threads: core.nlanes */
 	/*
 	 * Channels owed eventfd writes for events the core reported (under
 	 * the lock): xr_unlock_and_notify writes them once the lock is released.
@@ -94,15 +106,24 @@ struct xr_device {
 uint64_t xr_now_ns(void);
 /* The device this process has open on ifname, NULL if none. */
 struct xr_device *xr_device_find_open(const char *ifname);
+/*
+ * How many engine threads a device with rx_queues sockets runs:
+ * XROCE_ENGINES if set, else one per queue up to the CPUs this process may
+ * run on; at most XR_MAX_ENGINES and rx_queues.
+ */
+uint32_t xr_engine_count(uint32_t rx_queues);
 int xr_engine_start(struct xr_device *dev);
 void xr_engine_stop(struct xr_device *dev);
 /*
- * One receive/transport round at time now (the caller's clock read, so
- * that a spinning thread reads the clock once per round), with dev->lock
- * held; true if it did work. The frames it built wait in the TX ring for
- * the kick that xr_unlock_and_notify makes once the lock is released.
+ * One receive/transport round of engine lane's queues and QPs, or of all
+ * (XR_ENGINE_ALL: an application thread that drives the engine), at time
+ * now (the caller's clock read, so that a spinning thread reads the clock
+ * once per round), with dev->lock held; true if it did work. The frames it
+ * built wait in the TX ring for the kick that xr_unlock_and_notify makes
+ * once the lock is released.
  */
-bool xr_engine_round_locked(struct xr_device *dev, uint64_t now, uint64_t *deadline);
+bool xr_engine_round_locked(struct xr_device *dev, uint32_t lane, uint64_t now, uint64_t *deadline);
+#define XR_ENGINE_ALL UINT32_MAX
 /* Without the lock: has the kernel send what rounds put in the TX ring. */
 void xr_engine_transmit(struct xr_device *dev);
 /*
@@ -135,10 +156,12 @@ void xr_async_close(struct xr_device *dev);
 uint64_t xr_async_raised_locked(struct xr_device *dev);
 void xr_async_signal(struct xr_device *dev, uint64_t raised);
 
-/* Called after posting work: wakes the engine if it sleeps. */
+/* Called after posting work: wakes the engines given work if they sleep. */
 void xr_engine_kick(struct xr_device *dev);
 /* The same, for a caller that knows the application does not drive the engine. */
 void xr_engine_wake(struct xr_device *dev);
+/* Every engine that sleeps or stands by: the application stopped driving them. */
+void xr_engine_wake_all(struct xr_device *dev);
 
 /* ---- channel.c ---- */
 /*

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine thread: receive a batch, run the transport, transmit, fire
- * timers; after a short busy-poll window with nothing to do, block in
- * ppoll() on the AF_XDP sockets and the wake eventfd until the next timer.
+ * The engine threads: each receives a batch from its queues, runs its
+ * lane of the transport, transmits, fires its timers; after a short
+ * busy-poll window with nothing to do, it blocks in ppoll() on its AF_XDP
+ * sockets and its wake eventfd until its next timer. The first engine also
+ * serves what belongs to no queue: the processes sharing the device,
+ * frames to ourselves, link news and the CM's timers.
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,37 +89,49 @@ static void hold_acks(struct xr_device *dev, uint64_t now)
 	xr_xsk_port_tx_hold_late(dev->port, hold);
 }
 
-bool xr_engine_round_locked(struct xr_device *dev, uint64_t now, uint64_t *deadline)
+bool xr_engine_round_locked(struct xr_device *dev, uint32_t lane, uint64_t now, uint64_t *deadline)
 {
 	struct xr_rx_frame frames[RX_BATCH];
 	struct xr_core *core = &dev->core;
+	bool all = lane == XR_ENGINE_ALL, first = all || lane == 0;
 	uint64_t tx_before;
 	unsigned n;
 	bool busy;
 
 	tx_before = core->stats.tx_frames;
 	if (!dev->port) {
-		/* A guest: every frame comes through the owner. */
+		/* A guest: every frame comes through the owner, to its one engine. */
 		n = xr_share_guest_rx(dev, now);
 		*deadline = xr_core_progress(core, now);
 		return n || core->stats.tx_frames != tx_before;
 	}
-	n = xr_xsk_port_rx(dev->port, frames, RX_BATCH);
+	if (all)
+		n = xr_xsk_port_rx(dev->port, frames, RX_BATCH);
+	else
+		n = xr_xsk_port_rx_some(dev->port, lane, dev->nengines, frames, RX_BATCH);
 	for (unsigned i = 0; i < n; i++)
 		xr_core_rx(core, frames[i].data, frames[i].len, frames[i].queue, now);
 	if (n)
 		xr_xsk_port_rx_release(dev->port);
-	n += xr_share_owner_poll(dev, now);
-	n += xr_loopback_deliver(dev, now);
-	*deadline = xr_core_progress(core, now);
+	if (!all)
+		core->stats.rx_by_engine[lane] += n;
+	if (first) {
+		n += xr_share_owner_poll(dev, now);
+		n += xr_loopback_deliver(dev, now);
+	}
+	*deadline = all ? xr_core_progress(core, now) : xr_core_progress_lane(core, lane, now);
 	hold_acks(dev, now);
 	xr_xsk_port_tx_publish(dev->port);
 	/* Frames the device refused for now: come back soon rather than at a timer. */
 	if (xr_xsk_port_tx_backlog(dev->port) && (!*deadline || *deadline > now + TX_RETRY_NS))
 		*deadline = now + TX_RETRY_NS;
-	/* Frames to ourselves are received by the next round, which must not wait. */
-	if (xr_loopback_pending(&dev->loopback))
-		*deadline = now;
+	/* Frames to ourselves: the first engine's next round takes them, and must not wait. */
+	if (xr_loopback_pending(&dev->loopback)) {
+		if (first)
+			*deadline = now;
+		else
+			__atomic_fetch_or(&core->lanes_readied, 1u, __ATOMIC_SEQ_CST);
+	}
 	busy = n || core->stats.tx_frames != tx_before;
 	/* Counters change with frames; the syscall and sleep counts also between them. */
 	if (busy || now >= dev->stats_due_ns) {
@@ -144,23 +163,54 @@ void xr_engine_release_acks(struct xr_device *dev)
 	xr_engine_transmit(dev);
 }
 
-/* One round; returns whether anything was received or sent. */
-static bool engine_round(struct xr_device *dev, uint64_t now, uint64_t *deadline, bool *outstanding)
+/* Wakes the engines of the lanes in bits that sleep, but not skip's (it is looking). */
+static void wake_lanes(struct xr_device *dev, uint32_t bits, uint32_t skip)
 {
+	uint64_t one = 1;
+
+	for (uint32_t i = 0; i < dev->nengines; i++) {
+		struct xr_engine *e = &dev->engines[i];
+
+		if (!(bits & (1u << i)) || i == skip ||
+		    !__atomic_load_n(&e->sleeping, __ATOMIC_SEQ_CST))
+			continue;
+		ssize_t r = write(e->wake_fd, &one, sizeof(one));
+		(void)r;
+		xr_count_syscalls(dev, 1);
+	}
+}
+
+/*
+ * One round; returns whether anything was received or sent. Work given to
+ * the engine's own lane from now on is what its bit announces: cleared
+ * under the lock, before the round looks, so nothing set later is lost.
+ */
+static bool engine_round(struct xr_engine *e, uint64_t now, uint64_t *deadline, bool *outstanding)
+{
+	struct xr_device *dev = e->dev;
+	struct xr_core *core = &dev->core;
+	uint32_t own = 1u << e->index;
 	bool busy;
 
 	pthread_mutex_lock(&dev->lock);
-	busy = xr_engine_round_locked(dev, now, deadline);
-	*outstanding = xr_core_outstanding(&dev->core);
+	if (__atomic_load_n(&core->lanes_readied, __ATOMIC_RELAXED) & own)
+		__atomic_fetch_and(&core->lanes_readied, ~own, __ATOMIC_SEQ_CST);
+	busy = xr_engine_round_locked(dev, dev->port ? e->index : XR_ENGINE_ALL, now, deadline);
+	*outstanding = xr_core_lane_outstanding(core, e->index);
 	xr_unlock_and_notify(dev);
+	/* QPs of other engines this round gave work: a frame on our queue, room in the window. */
+	if (dev->nengines > 1)
+		wake_lanes(dev, xr_core_take_readied(core) & ~own, e->index);
 	return busy;
 }
 
-static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_sockets)
+static void engine_sleep(struct xr_engine *e, uint64_t deadline, bool watch_sockets)
 {
 	struct pollfd pfd[XR_MAX_QUEUES + 1 + XR_SHARE_MAX_GUESTS + 2];
+	struct xr_device *dev = e->dev;
 	int nfds = watch_sockets && dev->port ? xr_xsk_port_nfds(dev->port) : 0, n = 0;
 	int monitor = -1, owner = -1;
+	bool first = e->index == 0;
 	uint64_t now = xr_now_ns(), wait = MAX_SLEEP_NS;
 	struct timespec ts;
 	uint64_t v;
@@ -171,26 +221,26 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_so
 		if (deadline - now < wait)
 			wait = deadline - now;
 	}
-	for (int i = 0; i < nfds && n < XR_MAX_QUEUES; i++)
+	for (int i = (int)e->index; i < nfds && n < XR_MAX_QUEUES; i += (int)dev->nengines)
 		pfd[n++] = (struct pollfd){.fd = xr_xsk_port_fd(dev->port, i), .events = POLLIN};
-	if (watch_sockets && xr_share_guest_fd(dev) >= 0)
+	if (first && watch_sockets && xr_share_guest_fd(dev) >= 0)
 		pfd[n++] = (struct pollfd){.fd = xr_share_guest_fd(dev), .events = POLLIN};
-	if (watch_sockets) {
+	if (first && watch_sockets) {
 		owner = n;
 		n += xr_share_owner_pollfds(dev, pfd + n, 1 + XR_SHARE_MAX_GUESTS);
 	}
-	if (xr_port_monitor_fd(dev) >= 0) {
+	if (first && xr_port_monitor_fd(dev) >= 0) {
 		monitor = n;
 		pfd[n++] = (struct pollfd){.fd = xr_port_monitor_fd(dev), .events = POLLIN};
 	}
-	pfd[n++] = (struct pollfd){.fd = dev->wake_fd, .events = POLLIN};
+	pfd[n++] = (struct pollfd){.fd = e->wake_fd, .events = POLLIN};
 	ts.tv_sec = (time_t)(wait / 1000000000ull);
 	ts.tv_nsec = (long)(wait % 1000000000ull);
 	xr_count_syscalls(dev, 1);
 	if (ppoll(pfd, (nfds_t)n, &ts, NULL) <= 0)
 		return;
 	if (pfd[n - 1].revents & POLLIN) {
-		ssize_t r = read(dev->wake_fd, &v, sizeof(v));
+		ssize_t r = read(e->wake_fd, &v, sizeof(v));
 		(void)r;
 		xr_count_syscalls(dev, 1);
 	}
@@ -201,14 +251,15 @@ static void engine_sleep(struct xr_device *dev, uint64_t deadline, bool watch_so
 }
 
 /*
- * While the engine sleeps, XDP must steer ACKs to the socket so that they
- * wake it; the round after setting this reads what XDP absorbed before.
+ * While the engine sleeps, XDP must steer its QPs' ACKs to the socket so
+ * that they wake it; the round after setting this reads what XDP absorbed
+ * before.
  */
-static void set_xdp_sleeping(struct xr_device *dev, bool sleeping)
+static void set_xdp_sleeping(struct xr_engine *e, bool sleeping)
 {
-	pthread_mutex_lock(&dev->lock);
-	xr_core_set_engine_sleeping(&dev->core, sleeping);
-	xr_unlock_and_notify(dev); /* absorbed ACKs may complete work */
+	pthread_mutex_lock(&e->dev->lock);
+	xr_core_set_engine_sleeping(&e->dev->core, e->index, sleeping);
+	xr_unlock_and_notify(e->dev); /* absorbed ACKs may complete work */
 }
 
 /*
@@ -230,7 +281,8 @@ static bool may_sleep(struct xr_device *dev, uint64_t now, bool outstanding, uin
 
 static void *engine_main(void *arg)
 {
-	struct xr_device *dev = arg;
+	struct xr_engine *e = arg;
+	struct xr_device *dev = e->dev;
 	uint64_t idle_since = xr_now_ns(), outstanding_since = 0, deadline, next_monitor_poll = 0;
 	uint64_t standby_ns = XR_APP_POLL_GRACE_NS;
 	bool outstanding;
@@ -240,7 +292,7 @@ static void *engine_main(void *arg)
 		uint64_t now = xr_now_ns();
 
 		/* Link and address news: looked at now and then, also when never idle. */
-		if (now >= next_monitor_poll) {
+		if (e->index == 0 && now >= next_monitor_poll) {
 			xr_port_monitor_poll(dev);
 			next_monitor_poll = now + MONITOR_POLL_NS;
 		}
@@ -253,27 +305,26 @@ static void *engine_main(void *arg)
 			 * one that did so before the flag was visible is seen by
 			 * the second look, which must not wait for the stand-by.
 			 */
-			__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&e->sleeping, 1, __ATOMIC_SEQ_CST);
 			now = xr_now_ns();
 			app_until = __atomic_load_n(&dev->app_poll_until, __ATOMIC_SEQ_CST);
 			if (now < app_until) {
-				engine_sleep(dev,
-					     app_until > now + standby_ns ? app_until
-									  : now + standby_ns,
-					     false);
+				engine_sleep(
+				    e, app_until > now + standby_ns ? app_until : now + standby_ns,
+				    false);
 				__atomic_fetch_add(&dev->standby_looks, 1, __ATOMIC_RELAXED);
 				standby_ns = standby_ns * 2 < dev->standby_max_ns
 						 ? standby_ns * 2
 						 : dev->standby_max_ns;
 			}
-			__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&e->sleeping, 0, __ATOMIC_SEQ_CST);
 			idle_since = xr_now_ns();
 			outstanding_since = 0;
 			continue;
 		}
 		standby_ns = XR_APP_POLL_GRACE_NS;
 		/* Idle from the busy round's start: a round is short beside busy_poll_ns. */
-		if (engine_round(dev, now, &deadline, &outstanding)) {
+		if (engine_round(e, now, &deadline, &outstanding)) {
 			idle_since = now;
 			continue;
 		}
@@ -285,18 +336,18 @@ static void *engine_main(void *arg)
 		 * flag was visible is found by this round, work posted after it
 		 * sees the flag and writes the eventfd.
 		 */
-		__atomic_store_n(&dev->sleeping, 1, __ATOMIC_SEQ_CST);
-		set_xdp_sleeping(dev, true);
+		__atomic_store_n(&e->sleeping, 1, __ATOMIC_SEQ_CST);
+		set_xdp_sleeping(e, true);
 		now = xr_now_ns();
-		if (!engine_round(dev, now, &deadline, &outstanding) &&
+		if (!engine_round(e, now, &deadline, &outstanding) &&
 		    may_sleep(dev, now, outstanding, idle_since, &outstanding_since)) {
 			__atomic_fetch_add(&dev->sleeps, 1, __ATOMIC_RELAXED);
 			if (outstanding)
 				__atomic_fetch_add(&dev->sleeps_in_flight, 1, __ATOMIC_RELAXED);
-			engine_sleep(dev, deadline, true);
+			engine_sleep(e, deadline, true);
 		}
-		set_xdp_sleeping(dev, false);
-		__atomic_store_n(&dev->sleeping, 0, __ATOMIC_SEQ_CST);
+		set_xdp_sleeping(e, false);
+		__atomic_store_n(&e->sleeping, 0, __ATOMIC_SEQ_CST);
 		idle_since = xr_now_ns();
 	}
 	return NULL;
@@ -312,44 +363,85 @@ void xr_engine_kick(struct xr_device *dev)
 
 void xr_engine_wake(struct xr_device *dev)
 {
+	wake_lanes(dev, xr_core_take_readied(&dev->core), UINT32_MAX);
+}
+
+void xr_engine_wake_all(struct xr_device *dev)
+{
+	wake_lanes(dev, UINT32_MAX, UINT32_MAX);
+}
+
+uint32_t xr_engine_count(uint32_t rx_queues)
+{
+	const char *v = getenv("XROCE_ENGINES");
+	uint32_t n = rx_queues;
+	cpu_set_t cpus;
+
+	if (v && *v) {
+		n = (uint32_t)strtoul(v, NULL, 10);
+	} else if (!sched_getaffinity(0, sizeof(cpus), &cpus) && (uint32_t)CPU_COUNT(&cpus) < n) {
+		n = (uint32_t)CPU_COUNT(&cpus);
+	}
+	if (n > rx_queues)
+		n = rx_queues;
+	if (n > XR_MAX_ENGINES)
+		n = XR_MAX_ENGINES;
+	return n ? n : 1;
+}
+
+static void stop_engines(struct xr_device *dev)
+{
 	uint64_t one = 1;
 
-	if (__atomic_load_n(&dev->sleeping, __ATOMIC_SEQ_CST)) {
-		ssize_t r = write(dev->wake_fd, &one, sizeof(one));
-		(void)r;
-		xr_count_syscalls(dev, 1);
+	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < dev->nengines; i++) {
+		struct xr_engine *e = &dev->engines[i];
+
+		if (e->running) {
+			ssize_t r = write(e->wake_fd, &one, sizeof(one));
+			(void)r;
+			pthread_join(e->thread, NULL);
+			e->running = false;
+		}
+		if (e->wake_fd >= 0)
+			close(e->wake_fd);
+		e->wake_fd = -1;
 	}
 }
 
 int xr_engine_start(struct xr_device *dev)
 {
-	int err;
+	int err = 0;
 
-	dev->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (dev->wake_fd < 0)
-		return -errno;
-	err = pthread_create(&dev->engine, NULL, engine_main, dev);
-	if (err) {
-		close(dev->wake_fd);
-		return -err;
+	for (uint32_t i = 0; i < dev->nengines; i++)
+		dev->engines[i] = (struct xr_engine){.dev = dev, .index = i, .wake_fd = -1};
+	for (uint32_t i = 0; i < dev->nengines && !err; i++) {
+		struct xr_engine *e = &dev->engines[i];
+		char name[16];
+
+		e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (e->wake_fd < 0) {
+			err = -errno;
+			break;
+		}
+		err = -pthread_create(&e->thread, NULL, engine_main, e);
+		if (err)
+			break;
+		e->running = true;
+		/* For top -H and perf: which thread serves which queues. */
+		snprintf(name, sizeof(name), "xroce-engine%u", i % XR_MAX_ENGINES);
+		pthread_setname_np(e->thread, name);
 	}
-	dev->engine_running = true;
-	return 0;
+	if (err)
+		stop_engines(dev);
+	return err;
 }
 
 void xr_engine_stop(struct xr_device *dev)
 {
-	uint64_t one = 1;
-	ssize_t r;
-
-	if (!dev->engine_running)
+	if (!dev->engines[0].running)
 		return;
-	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
-	r = write(dev->wake_fd, &one, sizeof(one));
-	(void)r;
-	pthread_join(dev->engine, NULL);
-	close(dev->wake_fd);
-	dev->engine_running = false;
+	stop_engines(dev);
 	xr_engine_release_acks(dev);
 	if (dev->port) {
 		pthread_mutex_lock(&dev->lock);

@@ -534,7 +534,7 @@ int xr_poll_cq(struct xr_cq *cq, int num_entries, struct xr_wc *wc)
 				 __ATOMIC_RELAXED);
 	if (pthread_mutex_trylock(&cq->device->lock))
 		return 0;
-	xr_engine_round_locked(cq->device, now, &deadline);
+	xr_engine_round_locked(cq->device, XR_ENGINE_ALL, now, &deadline);
 	n = xr_core_poll_cq(c, num_entries, wc);
 	xr_unlock_and_notify(cq->device);
 	return n;
@@ -644,7 +644,7 @@ static int post_send(struct xr_qp *qp, struct xr_send_wr *wr, struct xr_send_wr 
 		/* The application drives the engine: transmit now, on this thread. */
 		uint64_t deadline;
 
-		xr_engine_round_locked(dev, now, &deadline);
+		xr_engine_round_locked(dev, XR_ENGINE_ALL, now, &deadline);
 	}
 	xr_unlock_and_notify(dev);
 	if (!app_drives)

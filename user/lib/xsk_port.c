@@ -100,9 +100,10 @@ struct xr_xsk_port {
 	uint32_t tx_kick_rounds;
 	uint32_t tx_frames; /* the transmit pool: buffers tx_alloc can hand out */
 
-	uint32_t rx_next_queue; /* where the next rx scan starts, for fairness */
-	uint32_t nqueues;	/* one socket per rx queue */
-	uint32_t tx_queues;	/* the first this many sockets transmit */
+	/* Per first queue of an rx call: where its next scan starts, for fairness. */
+	uint32_t rx_next_queue[XR_MAX_QUEUES];
+	uint32_t nqueues;   /* one socket per rx queue */
+	uint32_t tx_queues; /* the first this many sockets transmit */
 	struct xr_xsk_queue queues[];
 };
 
@@ -529,18 +530,32 @@ static unsigned rx_queue(struct xr_xsk_port *port, struct xr_xsk_queue *q,
 	return got;
 }
 
-unsigned xr_xsk_port_rx(struct xr_xsk_port *port, struct xr_rx_frame *frames, unsigned max)
+unsigned xr_xsk_port_rx_some(struct xr_xsk_port *port, uint32_t first, uint32_t stride,
+			     struct xr_rx_frame *frames, unsigned max)
 {
+	uint32_t *next, queues;
 	unsigned got = 0;
 
-	for (uint32_t scanned = 0; scanned < port->nqueues && got < max; scanned++) {
-		struct xr_xsk_queue *q = &port->queues[port->rx_next_queue];
+	if (first >= port->nqueues || !stride)
+		return 0;
+	next = &port->rx_next_queue[first];
+	queues = (port->nqueues - first + stride - 1) / stride;
+	/* Calls of another stride (an application thread's, over all queues) share the cursor. */
+	if (*next >= queues)
+		*next = 0;
+	for (uint32_t scanned = 0; scanned < queues && got < max; scanned++) {
+		struct xr_xsk_queue *q = &port->queues[first + *next * stride];
 
-		if (++port->rx_next_queue == port->nqueues)
-			port->rx_next_queue = 0;
+		if (++*next >= queues)
+			*next = 0;
 		got += rx_queue(port, q, frames + got, max - got);
 	}
 	return got;
+}
+
+unsigned xr_xsk_port_rx(struct xr_xsk_port *port, struct xr_rx_frame *frames, unsigned max)
+{
+	return xr_xsk_port_rx_some(port, 0, 1, frames, max);
 }
 
 void xr_xsk_port_rx_release(struct xr_xsk_port *port)

@@ -62,6 +62,9 @@ int xr_xsk_port_fd(const struct xr_xsk_port *port, int i);
 
 /* Receive up to max frames from all queues; returns how many. */
 unsigned xr_xsk_port_rx(struct xr_xsk_port *port, struct xr_rx_frame *frames, unsigned max);
+/* The same from the queues first, first + stride, first + 2 * stride, ... only. */
+unsigned xr_xsk_port_rx_some(struct xr_xsk_port *port, uint32_t first, uint32_t stride,
+			     struct xr_rx_frame *frames, unsigned max);
 /* Return the frames of the last xr_xsk_port_rx to the fill rings. */
 void xr_xsk_port_rx_release(struct xr_xsk_port *port);
 

@@ -138,7 +138,8 @@ static const struct counter qp_counters[] = {
 
 _Static_assert(COUNT_OF(xdp_counters) == sizeof(struct xr_xdp_stats) / sizeof(__u64),
 	       "every counter of struct xr_xdp_stats is listed in xdp_counters");
-_Static_assert(COUNT_OF(engine_counters) == sizeof(struct xr_engine_stats) / sizeof(__u64),
+_Static_assert(COUNT_OF(engine_counters) + XR_MAX_ENGINES ==
+		   sizeof(struct xr_engine_stats) / sizeof(__u64),
 	       "every counter of struct xr_engine_stats is listed in engine_counters");
 _Static_assert(COUNT_OF(qp_counters) == sizeof(struct xr_qp_counters) / sizeof(__u64),
 	       "every counter of struct xr_qp_counters is listed in qp_counters");
@@ -241,20 +242,48 @@ static int finish_json(struct json_writer *w)
 	return err;
 }
 
+/*
+ * The engine threads whose counters are shown: as many as the open engine
+ * has, or, after it closed, up to the last that counted anything.
+ */
+static unsigned engines_shown(const char *ifname, const struct xr_engine_stats *e)
+{
+	struct xr_engine_port port;
+	unsigned n = 1;
+
+	if (!xr_xdp_read_engine_port(ifname, &port) && port.engines &&
+	    port.engines <= XR_MAX_ENGINES)
+		n = port.engines;
+	for (unsigned i = n; i < XR_MAX_ENGINES; i++)
+		if (e->rx_by_engine[i])
+			n = i + 1;
+	return n;
+}
+
 static int print_stats_json(const char *ifname, const struct stats_snapshot *s)
 {
+	unsigned engines = engines_shown(ifname, &s->engine);
 	struct json_writer w;
 
 	json_begin(&w, stdout, true);
 	json_document_begin(&w, "xroce-stats", ifname);
 	json_counters(&w, "xdp", &s->xdp, xdp_counters, COUNT_OF(xdp_counters));
-	json_counters(&w, "engine", &s->engine, engine_counters, COUNT_OF(engine_counters));
+	json_object_begin(&w, "engine");
+	for (size_t i = 0; i < COUNT_OF(engine_counters); i++)
+		json_u64(&w, engine_counters[i].name,
+			 counter_value(&s->engine, &engine_counters[i]));
+	json_array_begin(&w, "rx_by_engine");
+	for (unsigned i = 0; i < engines; i++)
+		json_u64(&w, NULL, s->engine.rx_by_engine[i]);
+	json_array_end(&w);
+	json_object_end(&w);
 	json_object_end(&w);
 	return finish_json(&w);
 }
 
-static void print_stats_text(const struct stats_snapshot *s)
+static void print_stats_text(const char *ifname, const struct stats_snapshot *s)
 {
+	unsigned engines = engines_shown(ifname, &s->engine);
 	size_t i;
 
 	for (i = 0; i < COUNT_OF(xdp_counters); i++)
@@ -263,6 +292,10 @@ static void print_stats_text(const struct stats_snapshot *s)
 	for (i = 0; i < COUNT_OF(engine_counters); i++)
 		printf("engine_%-13s %llu\n", engine_counters[i].name,
 		       (unsigned long long)counter_value(&s->engine, &engine_counters[i]));
+	printf("engine_rx_by_engine ");
+	for (unsigned e = 0; e < engines; e++)
+		printf(" %llu", (unsigned long long)s->engine.rx_by_engine[e]);
+	printf("\n");
 }
 
 /* How much a counter grew; one that went backwards was reset (its engine restarted). */
@@ -431,7 +464,7 @@ int report_stats(const struct report_options *o)
 		return err;
 	if (o->json)
 		return print_stats_json(o->ifname, &s);
-	print_stats_text(&s);
+	print_stats_text(o->ifname, &s);
 	return 0;
 }
 
@@ -663,6 +696,7 @@ static void json_engine_port(struct json_writer *w, const char *ifname)
 	json_u64(w, "max_frame", p.max_frame);
 	json_u64(w, "rx_queues", p.rx_queues);
 	json_u64(w, "tx_queues", p.tx_queues);
+	json_u64(w, "engines", p.engines);
 }
 
 static unsigned int qps_in_use(const struct xr_xdp_handle *h)

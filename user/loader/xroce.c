@@ -311,6 +311,7 @@ static int print_status(const char *ifname, int *stale)
 		       report_path_mtu_bound(&port, bound, sizeof(bound)), port.rx_queues);
 		if (port.tx_queues != port.rx_queues)
 			printf(" (sending on %u)", port.tx_queues);
+		printf(", engines %u", port.engines);
 	}
 	printf("\n");
 	return 0;

@@ -12,9 +12,16 @@
 void xr_core_init(struct xr_core *core, const struct xr_core_port *port)
 {
 	memset(core, 0, sizeof(*core));
-	core->ready.prev = core->ready.next = &core->ready;
 	core->window_wait.prev = core->window_wait.next = &core->window_wait;
 	core->port = *port;
+	core->nlanes = port->engines ? port->engines : 1;
+	if (core->nlanes > XR_MAX_ENGINES)
+		core->nlanes = XR_MAX_ENGINES;
+	for (uint32_t i = 0; i < core->nlanes; i++) {
+		struct xr_ready_link *ready = &core->lanes[i].ready;
+
+		ready->prev = ready->next = ready;
+	}
 	core->active_mtu = XR_MTU_1024;
 	core->caps = XR_DEVICE_MASKED_ATOMICS | XR_DEVICE_SELECTIVE_REPEAT | XR_DEVICE_ECN;
 	core->xdp_fast_path = XR_XDP_FAST_ACK | XR_XDP_FAST_DUP;
@@ -178,8 +185,8 @@ static void follow_rx_queue(struct xr_qp_impl *qp, uint32_t queue)
 {
 	uint32_t tx_queues = qp->core->port.tx_queues;
 
-	if (qp->pub.qp_type != XR_QPT_UD && queue < tx_queues)
-		qp->tx_queue = queue;
+	if (qp->pub.qp_type != XR_QPT_UD && queue < tx_queues && queue != qp->tx_queue)
+		xr_core_qp_set_queue(qp, queue);
 }
 
 void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint32_t queue,
@@ -327,14 +334,24 @@ static struct xr_qp_impl *qp_of_link(struct xr_ready_link *l)
 	return (struct xr_qp_impl *)((char *)l - offsetof(struct xr_qp_impl, ready));
 }
 
+static struct xr_core_lane *lane_of(struct xr_qp_impl *qp)
+{
+	return &qp->core->lanes[qp->lane];
+}
+
 void xr_core_qp_ready(struct xr_qp_impl *qp)
 {
+	uint32_t bit = 1u << qp->lane;
+
 	if (qp->window_waiting) {
 		list_unlink(&qp->ready);
 		qp->window_waiting = false;
 	}
 	if (!qp->ready.next)
-		list_append(&qp->core->ready, &qp->ready);
+		list_append(&lane_of(qp)->ready, &qp->ready);
+	/* Read by other threads: written only when it changes. */
+	if (!(__atomic_load_n(&qp->core->lanes_readied, __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(&qp->core->lanes_readied, bit, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -345,50 +362,51 @@ void xr_core_qp_ready(struct xr_qp_impl *qp)
  * resolution to pick and a sort of its slot; the earliest deadline, which
  * the engine sleeps until, is the root.
  */
-static void heap_place(struct xr_core *core, uint32_t i, struct xr_qp_impl *qp)
+static void heap_place(struct xr_core_lane *lane, uint32_t i, struct xr_qp_impl *qp)
 {
-	core->timers[i] = qp;
+	lane->timers[i] = qp;
 	qp->timer_pos = i + 1;
 }
 
-static void heap_up(struct xr_core *core, uint32_t i)
+static void heap_up(struct xr_core_lane *lane, uint32_t i)
 {
-	struct xr_qp_impl *qp = core->timers[i];
+	struct xr_qp_impl *qp = lane->timers[i];
 
 	while (i) {
 		uint32_t parent = (i - 1) / 2;
 
-		if (core->timers[parent]->timer_at <= qp->timer_at)
+		if (lane->timers[parent]->timer_at <= qp->timer_at)
 			break;
-		heap_place(core, i, core->timers[parent]);
+		heap_place(lane, i, lane->timers[parent]);
 		i = parent;
 	}
-	heap_place(core, i, qp);
+	heap_place(lane, i, qp);
 }
 
-static void heap_down(struct xr_core *core, uint32_t i)
+static void heap_down(struct xr_core_lane *lane, uint32_t i)
 {
-	struct xr_qp_impl *qp = core->timers[i];
+	struct xr_qp_impl *qp = lane->timers[i];
 
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 
-		if (c >= core->ntimers)
+		if (c >= lane->ntimers)
 			break;
-		if (c + 1 < core->ntimers &&
-		    core->timers[c + 1]->timer_at < core->timers[c]->timer_at)
+		if (c + 1 < lane->ntimers &&
+		    lane->timers[c + 1]->timer_at < lane->timers[c]->timer_at)
 			c++;
-		if (qp->timer_at <= core->timers[c]->timer_at)
+		if (qp->timer_at <= lane->timers[c]->timer_at)
 			break;
-		heap_place(core, i, core->timers[c]);
+		heap_place(lane, i, lane->timers[c]);
 		i = c;
 	}
-	heap_place(core, i, qp);
+	heap_place(lane, i, qp);
 }
 
 /* qp's deadline is at (0: it has none). */
-static void timer_set(struct xr_core *core, struct xr_qp_impl *qp, uint64_t at)
+static void timer_set(struct xr_qp_impl *qp, uint64_t at)
 {
+	struct xr_core_lane *lane = lane_of(qp);
 	uint32_t i;
 
 	if (qp->timer_pos && qp->timer_at == at)
@@ -397,26 +415,35 @@ static void timer_set(struct xr_core *core, struct xr_qp_impl *qp, uint64_t at)
 		if (!at)
 			return;
 		qp->timer_at = at;
-		heap_place(core, core->ntimers++, qp);
-		heap_up(core, core->ntimers - 1);
+		heap_place(lane, lane->ntimers++, qp);
+		heap_up(lane, lane->ntimers - 1);
 		return;
 	}
 	i = qp->timer_pos - 1;
 	if (!at) {
-		struct xr_qp_impl *last = core->timers[--core->ntimers];
+		struct xr_qp_impl *last = lane->timers[--lane->ntimers];
 
 		qp->timer_pos = 0;
 		/* The last entry fills the hole, then finds its place from there. */
 		if (last != qp) {
-			heap_place(core, i, last);
-			heap_up(core, i);
-			heap_down(core, last->timer_pos - 1);
+			heap_place(lane, i, last);
+			heap_up(lane, i);
+			heap_down(lane, last->timer_pos - 1);
 		}
 		return;
 	}
 	qp->timer_at = at;
-	heap_up(core, i);
-	heap_down(core, qp->timer_pos - 1);
+	heap_up(lane, i);
+	heap_down(lane, qp->timer_pos - 1);
+}
+
+uint32_t xr_core_timer_count(const struct xr_core *core)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < core->nlanes; i++)
+		n += core->lanes[i].ntimers;
+	return n;
 }
 
 /* What qp has sent and not had acknowledged: PSNs it can be asked to send again. */
@@ -440,6 +467,7 @@ static uint32_t qp_in_flight(const struct xr_qp_impl *qp)
 static void count_in_flight(struct xr_qp_impl *qp, uint32_t n)
 {
 	qp->core->in_flight = qp->core->in_flight - qp->in_flight + n;
+	lane_of(qp)->in_flight = lane_of(qp)->in_flight - qp->in_flight + n;
 	qp->in_flight = n;
 }
 
@@ -454,8 +482,30 @@ void xr_core_qp_forget(struct xr_qp_impl *qp)
 	if (qp->ready.next)
 		list_unlink(&qp->ready);
 	qp->window_waiting = false;
-	timer_set(qp->core, qp, 0);
+	timer_set(qp, 0);
 	count_in_flight(qp, 0);
+}
+
+void xr_core_qp_set_queue(struct xr_qp_impl *qp, uint32_t queue)
+{
+	uint32_t lane = queue % qp->core->nlanes, in_flight = qp->in_flight;
+	uint64_t timer_at = qp->timer_pos ? qp->timer_at : 0;
+	bool ready = qp->ready.next && !qp->window_waiting;
+
+	qp->tx_queue = queue;
+	if (lane == qp->lane)
+		return;
+	/* Out of the old lane's lists and counts, into the new one's. */
+	if (ready)
+		list_unlink(&qp->ready);
+	timer_set(qp, 0);
+	count_in_flight(qp, 0);
+	qp->lane = lane;
+	count_in_flight(qp, in_flight);
+	timer_set(qp, timer_at);
+	if (ready)
+		xr_core_qp_ready(qp);
+	xr_xdp_publish_engine_sleeping(qp);
 }
 
 static uint64_t earlier_deadline(uint64_t a, uint64_t b)
@@ -576,37 +626,41 @@ void xr_core_release(struct xr_core *core)
 }
 
 /*
- * A round runs each QP on the ready list once, in list order, each within
- * its budget. One that still has work goes back to the end, unless the
- * transmit pool ran dry before its turn or during it: those go back in
+ * A round runs each QP on the lane's ready list once, in list order, each
+ * within its budget. One that still has work goes back to the end, unless
+ * the transmit pool ran dry before its turn or during it: those go back in
  * front, in their order, so that the next round serves them first.
  */
-uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
+uint64_t xr_core_progress_lane(struct xr_core *core, uint32_t index, uint64_t now)
 {
-	uint64_t no_buffer = core->stats.tx_no_buffer, cm_deadline = xr_cm_timers(core->cm, now);
+	struct xr_core_lane *lane = &core->lanes[index];
+	uint64_t no_buffer = core->stats.tx_no_buffer, cm_deadline = 0;
 	struct xr_ready_link todo, starved, served;
 
 	core->now = now;
-	while (core->ntimers && core->timers[0]->timer_at <= now) {
-		struct xr_qp_impl *qp = core->timers[0];
+	/* The CM's timers are the device's, not a QP's: the first engine's. */
+	if (index == 0)
+		cm_deadline = xr_cm_timers(core->cm, now);
+	while (lane->ntimers && lane->timers[0]->timer_at <= now) {
+		struct xr_qp_impl *qp = lane->timers[0];
 
-		timer_set(core, qp, 0);
+		timer_set(qp, 0);
 		xr_core_qp_ready(qp);
 	}
 	admit_window_waiters(core);
 	list_init(&todo);
 	list_init(&starved);
 	list_init(&served);
-	list_prepend_all(&todo, &core->ready);
+	list_prepend_all(&todo, &lane->ready);
 	while (!list_empty(&todo)) {
 		struct xr_qp_impl *qp = qp_of_link(todo.next);
 
 		list_unlink(&qp->ready);
 		core->qp_visits++;
 		run_qp(qp, now);
-		timer_set(core, qp, qp_deadline(qp));
+		timer_set(qp, qp_deadline(qp));
 		count_in_flight(qp, qp_in_flight(qp));
-		/* Already back on the list if running it gave it new work (ERR). */
+		/* Already back on a list if running it gave it new work (ERR) or moved it. */
 		if (qp->ready.next || !has_work(qp))
 			continue;
 		if (waits_for_window(qp)) {
@@ -617,16 +671,40 @@ uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
 				    &qp->ready);
 		}
 	}
-	list_prepend_all(&core->ready, &served);
-	list_prepend_all(&core->ready, &starved);
-	if (core->ntimers && (!cm_deadline || core->timers[0]->timer_at < cm_deadline))
-		return core->timers[0]->timer_at;
+	list_prepend_all(&lane->ready, &served);
+	list_prepend_all(&lane->ready, &starved);
+	if (lane->ntimers && (!cm_deadline || lane->timers[0]->timer_at < cm_deadline))
+		return lane->timers[0]->timer_at;
 	return cm_deadline;
+}
+
+uint64_t xr_core_progress(struct xr_core *core, uint64_t now)
+{
+	uint64_t deadline = 0;
+
+	for (uint32_t i = 0; i < core->nlanes; i++)
+		deadline = earlier_deadline(deadline, xr_core_progress_lane(core, i, now));
+	return deadline;
 }
 
 bool xr_core_outstanding(const struct xr_core *core)
 {
-	return core->in_flight || !list_empty(&core->ready) || !list_empty(&core->window_wait);
+	bool ready = false;
+
+	for (uint32_t i = 0; i < core->nlanes && !ready; i++)
+		ready = !list_empty(&core->lanes[i].ready);
+	return core->in_flight || ready || !list_empty(&core->window_wait);
+}
+
+/*
+ * QPs waiting for the core's window are nobody's in particular: the lanes
+ * whose QPs have PSNs in flight spin anyway, and their ACKs admit them.
+ */
+bool xr_core_lane_outstanding(const struct xr_core *core, uint32_t index)
+{
+	const struct xr_core_lane *lane = &core->lanes[index];
+
+	return lane->in_flight || !list_empty(&lane->ready);
 }
 
 void xr_core_path_init(const struct xr_core *core, struct xr_path *path,

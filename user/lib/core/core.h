@@ -95,6 +95,12 @@ struct xr_core_port {
 	 * whatever serves it).
 	 */
 	uint32_t tx_queues;
+	/*
+	 * Engine threads that run the core, 1 to XR_MAX_ENGINES (0: one). A
+	 * QP belongs to the engine of its queue, tx_queue mod engines: that
+	 * engine's rounds (xr_core_progress_lane) run it and fire its timers.
+	 */
+	uint32_t engines;
 	/* A buffer for one frame, or NULL when none is free right now. */
 	uint8_t *(*tx_alloc)(void *ctx, uint32_t *cap);
 	/* Sends buf on queue, after the frames submitted there before. */
@@ -366,7 +372,7 @@ struct xr_srq_impl {
 	uint32_t async_unacked; /* asynchronous events taken and not acknowledged */
 };
 
-/* A link of the core's ready list: circular, through a sentinel in the core. */
+/* A link of a ready list: circular, through a sentinel in the core. */
 struct xr_ready_link {
 	struct xr_ready_link *prev, *next;
 };
@@ -398,9 +404,10 @@ struct xr_qp_impl {
 	uint32_t slot; /* xr_qpn_slot(pub.qp_num): in core->qps and in XDP's qp_table */
 	/* The port queue its frames go out on (xr_core_port.tx_queues). */
 	uint32_t tx_queue;
-	/* scheduling (core.c): the ready list (next NULL: not on it) and the timer heap */
+	uint32_t lane; /* the engine that runs it: tx_queue mod the core's lanes */
+	/* scheduling (core.c): its lane's ready list (next NULL: not on it) and timer heap */
 	struct xr_ready_link ready;
-	uint32_t timer_pos;  /* 1 + its index in core->timers; 0: no deadline */
+	uint32_t timer_pos;  /* 1 + its index in its lane's timers; 0: no deadline */
 	uint64_t timer_at;   /* its deadline there */
 	uint32_t in_flight;  /* its share of core->in_flight, as last counted */
 	bool window_blocked; /* its requester stopped at the core's window */
@@ -529,6 +536,18 @@ struct xr_mcast_group {
 	struct xr_qp_impl *qps[XR_MAX_MCAST_QP_ATTACH];
 };
 
+/*
+ * What one engine thread runs: the QPs with work, oldest first (core.c),
+ * and those with a deadline, a binary min-heap by timer_at.
+ */
+struct xr_core_lane {
+	struct xr_ready_link ready;
+	struct xr_qp_impl *timers[XR_MAX_QP];
+	uint32_t ntimers;
+	uint32_t in_flight;   /* its QPs' share of core->in_flight */
+	bool engine_sleeping; /* as last told (xr_core_set_engine_sleeping) */
+};
+
 struct xr_core {
 	struct xr_core_port port;
 	struct xr_device *device; /* NULL in unit tests */
@@ -549,13 +568,10 @@ struct xr_core {
 
 	struct xr_qp_impl *qps[XR_MAX_QP]; /* at xr_qpn_slot of their QPN */
 	uint32_t qp_slots_used;		   /* slots >= this are all free: loops stop there */
-	/*
-	 * QPs xr_core_progress runs: those with work, oldest first (core.c),
-	 * and the QPs with a deadline, a binary min-heap by timer_at.
-	 */
-	struct xr_ready_link ready;
-	struct xr_qp_impl *timers[XR_MAX_QP];
-	uint32_t ntimers;
+	struct xr_core_lane lanes[XR_MAX_ENGINES];
+	uint32_t nlanes;
+	/* Atomic: bit i set, lane i was given work since xr_core_take_readied last looked. */
+	uint32_t lanes_readied;
 	uint64_t qp_visits; /* QPs run by xr_core_progress, all rounds: what a round costs */
 	uint32_t in_flight; /* PSNs sent, not acknowledged, all QPs (XR_CORE_WINDOW) */
 	/* QPs with nothing in flight that wait for the core's window, oldest first */
@@ -591,10 +607,29 @@ void xr_core_release(struct xr_core *core);
 void xr_core_rx(struct xr_core *core, const uint8_t *frame, uint32_t len, uint32_t queue,
 		uint64_t now);
 #define XR_RX_NO_QUEUE UINT32_MAX
-/* Transmit what can be, fire due timers; returns the next deadline (0 = none). */
+/*
+ * One engine's round: transmit what its QPs can, fire their due timers
+ * (lane 0 also the CM's); returns its next deadline (0 = none).
+ */
+uint64_t xr_core_progress_lane(struct xr_core *core, uint32_t lane, uint64_t now);
+/* Every lane's round; returns the earliest deadline (0 = none). */
 uint64_t xr_core_progress(struct xr_core *core, uint64_t now);
 /* Some operation is outstanding: posted and not yet sent, or sent and not yet acknowledged. */
 bool xr_core_outstanding(const struct xr_core *core);
+/* The same for lane's QPs. */
+bool xr_core_lane_outstanding(const struct xr_core *core, uint32_t lane);
+/*
+ * Any thread: the lanes given work since the last call, as bits, and
+ * forgets them. Their engines must look at them if they sleep.
+ */
+static inline uint32_t xr_core_take_readied(struct xr_core *core)
+{
+	if (!__atomic_load_n(&core->lanes_readied, __ATOMIC_RELAXED))
+		return 0;
+	return __atomic_exchange_n(&core->lanes_readied, 0, __ATOMIC_SEQ_CST);
+}
+/* The QPs with a deadline, all lanes. */
+uint32_t xr_core_timer_count(const struct xr_core *core);
 /*
  * qp may have work: the next xr_core_progress runs it. Whatever gives a QP
  * work outside a round (a frame, a post, a state change) calls this.
@@ -602,6 +637,8 @@ bool xr_core_outstanding(const struct xr_core *core);
 void xr_core_qp_ready(struct xr_qp_impl *qp);
 /* qp is going away: off the ready list and the timer heap. */
 void xr_core_qp_forget(struct xr_qp_impl *qp);
+/* qp's frames leave on queue from now on, and the engine of that queue runs it. */
+void xr_core_qp_set_queue(struct xr_qp_impl *qp, uint32_t queue);
 /*
  * Counts qp's PSNs in flight into the core's again; returns how many more
  * all QPs together may have in flight (0: the core's window is full).
@@ -1006,8 +1043,10 @@ void xr_xdp_publish_next_psn(struct xr_qp_impl *qp);
 void xr_xdp_note_acked(struct xr_qp_impl *qp);
 /* Completes what ACKs absorbed in XDP acknowledged. */
 void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now);
-/* Tells XDP to steer ACKs to the socket (sleeping) or absorb them (awake). */
-void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping);
+/* Tells XDP to steer the ACKs of lane's QPs to the socket (sleeping) or absorb them (awake). */
+void xr_core_set_engine_sleeping(struct xr_core *core, uint32_t lane, bool sleeping);
+/* qp's entry follows its lane's engine (a new QP, or one that moved to another lane). */
+void xr_xdp_publish_engine_sleeping(struct xr_qp_impl *qp);
 /*
  * The interface's MAC is mac now: QPs send from it, and XDP takes their
  * frames to it only (the old one names no interface here any more).

@@ -231,6 +231,7 @@ void xr_mem_link_port(struct xr_mem_link *link, int side, struct xr_core_port *p
 {
 	*port = (struct xr_core_port){.ctx = &link->dir[side],
 				      .tx_queues = link->tx_queues,
+				      .engines = link->engines,
 				      .tx_alloc = mem_tx_alloc,
 				      .tx_submit = mem_tx_submit,
 				      .tx_abort = mem_tx_abort,

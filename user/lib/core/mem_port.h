@@ -76,6 +76,7 @@ struct xr_mem_dir {
 struct xr_mem_link {
 	uint32_t depth;	    /* frame slots per direction */
 	uint32_t tx_queues; /* each side's port transmits on (0: one; at most XR_MEM_QUEUES) */
+	uint32_t engines;   /* each side's core is run by (xr_core_port.engines) */
 	struct xr_mem_dir dir[2];
 	xr_mem_tap_fn tap;
 	void *tap_arg;

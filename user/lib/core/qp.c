@@ -97,6 +97,7 @@ struct xr_qp_impl *xr_core_create_qp(struct xr_pd *pd, const struct xr_qp_init_a
 	qp->slot = slot;
 	/* Until its peer's frames say which queue they arrive on: QPs spread over them all. */
 	qp->tx_queue = core->port.tx_queues ? qpn % core->port.tx_queues : 0;
+	qp->lane = qp->tx_queue % core->nlanes;
 	qp->scq = (struct xr_cq_impl *)attr->send_cq;
 	qp->rcq = (struct xr_cq_impl *)attr->recv_cq;
 	qp->sq_sig_all = attr->sq_sig_all;

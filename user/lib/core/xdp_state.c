@@ -92,6 +92,8 @@ void xr_xdp_publish_qp(struct xr_qp_impl *qp)
 	e->qkey = qp->qkey;
 	e->dest_qpn = qp->dest_qpn;
 	e->udp_sport = qp->path.udp_sport;
+	/* A slot's last QP may have left it set for another engine. */
+	e->engine_sleeping = qp->core->lanes[qp->lane].engine_sleeping;
 	publish_path(e, qp, st == XR_XDP_QP_ACTIVE);
 	e->fast_path = st == XR_XDP_QP_ACTIVE && xr_gid_is_v4mapped(&qp->path.dgid)
 			   ? qp->core->xdp_fast_path
@@ -193,14 +195,24 @@ void xr_xdp_poll_acks(struct xr_qp_impl *qp, uint64_t now)
 		xr_completer_ack(qp, psn, now);
 }
 
-void xr_core_set_engine_sleeping(struct xr_core *core, bool sleeping)
+void xr_core_set_engine_sleeping(struct xr_core *core, uint32_t lane, bool sleeping)
 {
+	core->lanes[lane].engine_sleeping = sleeping;
 	if (!core->xdp_qps)
 		return;
 	for (uint32_t i = 0; i < core->qp_slots_used; i++)
-		if (core->qps[i])
+		if (core->qps[i] && core->qps[i]->lane == lane)
 			__atomic_store_n(&entry_of(core->qps[i])->engine_sleeping, sleeping,
 					 __ATOMIC_SEQ_CST);
+}
+
+void xr_xdp_publish_engine_sleeping(struct xr_qp_impl *qp)
+{
+	struct xr_qp_entry *e = entry_of(qp);
+
+	if (e)
+		__atomic_store_n(&e->engine_sleeping, qp->core->lanes[qp->lane].engine_sleeping,
+				 __ATOMIC_SEQ_CST);
 }
 
 /*
