@@ -163,16 +163,15 @@ void xr_engine_release_acks(struct xr_device *dev)
 	xr_engine_transmit(dev);
 }
 
-/* Wakes the engines of the lanes in bits that sleep, but not skip's (it is looking). */
-static void wake_lanes(struct xr_device *dev, uint32_t bits, uint32_t skip)
+/* Wakes the engines of the lanes in bits that sleep. */
+static void wake_lanes(struct xr_device *dev, uint32_t bits)
 {
 	uint64_t one = 1;
 
 	for (uint32_t i = 0; i < dev->nengines; i++) {
 		struct xr_engine *e = &dev->engines[i];
 
-		if (!(bits & (1u << i)) || i == skip ||
-		    !__atomic_load_n(&e->sleeping, __ATOMIC_SEQ_CST))
+		if (!(bits & (1u << i)) || !__atomic_load_n(&e->sleeping, __ATOMIC_SEQ_CST))
 			continue;
 		ssize_t r = write(e->wake_fd, &one, sizeof(one));
 		(void)r;
@@ -198,9 +197,15 @@ static bool engine_round(struct xr_engine *e, uint64_t now, uint64_t *deadline, 
 	busy = xr_engine_round_locked(dev, dev->port ? e->index : XR_ENGINE_ALL, now, deadline);
 	*outstanding = xr_core_lane_outstanding(core, e->index);
 	xr_unlock_and_notify(dev);
-	/* QPs of other engines this round gave work: a frame on our queue, room in the window. */
-	if (dev->nengines > 1)
-		wake_lanes(dev, xr_core_take_readied(core) & ~own, e->index);
+	/*
+	 * QPs of other engines this round gave work: a frame on our queue, room
+	 * in the window. Our own bit stays: it may announce work posted since
+	 * the round looked, and whoever takes it wakes us if we sleep (once
+	 * for nothing, when the round itself set it).
+	 */
+	if (dev->nengines > 1 && (__atomic_load_n(&core->lanes_readied, __ATOMIC_RELAXED) & ~own))
+		wake_lanes(dev,
+			   __atomic_fetch_and(&core->lanes_readied, own, __ATOMIC_SEQ_CST) & ~own);
 	return busy;
 }
 
@@ -363,12 +368,12 @@ void xr_engine_kick(struct xr_device *dev)
 
 void xr_engine_wake(struct xr_device *dev)
 {
-	wake_lanes(dev, xr_core_take_readied(&dev->core), UINT32_MAX);
+	wake_lanes(dev, xr_core_take_readied(&dev->core));
 }
 
 void xr_engine_wake_all(struct xr_device *dev)
 {
-	wake_lanes(dev, UINT32_MAX, UINT32_MAX);
+	wake_lanes(dev, UINT32_MAX);
 }
 
 uint32_t xr_engine_count(uint32_t rx_queues)
