@@ -349,8 +349,12 @@ void xr_core_qp_ready(struct xr_qp_impl *qp)
 	}
 	if (!qp->ready.next)
 		list_append(&lane_of(qp)->ready, &qp->ready);
-	/* Read by other threads: written only when it changes. */
-	if (!(__atomic_load_n(&qp->core->lanes_readied, __ATOMIC_RELAXED) & bit))
+	/*
+	 * One lane needs no bit: its engine is the one to wake. Read by other
+	 * threads, the bits are written only when they change.
+	 */
+	if (qp->core->nlanes > 1 &&
+	    !(__atomic_load_n(&qp->core->lanes_readied, __ATOMIC_RELAXED) & bit))
 		__atomic_fetch_or(&qp->core->lanes_readied, bit, __ATOMIC_SEQ_CST);
 }
 
@@ -488,7 +492,7 @@ void xr_core_qp_forget(struct xr_qp_impl *qp)
 
 void xr_core_qp_set_queue(struct xr_qp_impl *qp, uint32_t queue)
 {
-	uint32_t lane = queue % qp->core->nlanes, in_flight = qp->in_flight;
+	uint32_t lane = queue % qp->core->nlanes;
 	uint64_t timer_at = qp->timer_pos ? qp->timer_at : 0;
 	bool ready = qp->ready.next && !qp->window_waiting;
 
@@ -499,9 +503,9 @@ void xr_core_qp_set_queue(struct xr_qp_impl *qp, uint32_t queue)
 	if (ready)
 		list_unlink(&qp->ready);
 	timer_set(qp, 0);
-	count_in_flight(qp, 0);
+	lane_of(qp)->in_flight -= qp->in_flight;
 	qp->lane = lane;
-	count_in_flight(qp, in_flight);
+	lane_of(qp)->in_flight += qp->in_flight;
 	timer_set(qp, timer_at);
 	if (ready)
 		xr_core_qp_ready(qp);

@@ -570,7 +570,7 @@ struct xr_core {
 	uint32_t qp_slots_used;		   /* slots >= this are all free: loops stop there */
 	struct xr_core_lane lanes[XR_MAX_ENGINES];
 	uint32_t nlanes;
-	/* Atomic: bit i set, lane i was given work since xr_core_take_readied last looked. */
+	/* Atomic, two lanes or more: bit i, lane i got work since xr_core_take_readied. */
 	uint32_t lanes_readied;
 	uint64_t qp_visits; /* QPs run by xr_core_progress, all rounds: what a round costs */
 	uint32_t in_flight; /* PSNs sent, not acknowledged, all QPs (XR_CORE_WINDOW) */
@@ -620,10 +620,13 @@ bool xr_core_outstanding(const struct xr_core *core);
 bool xr_core_lane_outstanding(const struct xr_core *core, uint32_t lane);
 /*
  * Any thread: the lanes given work since the last call, as bits, and
- * forgets them. Their engines must look at them if they sleep.
+ * forgets them. Their engines must look at them if they sleep. A core of
+ * one lane keeps no bits (an atomic per post for nothing): its lane.
  */
 static inline uint32_t xr_core_take_readied(struct xr_core *core)
 {
+	if (core->nlanes == 1)
+		return 1;
 	if (!__atomic_load_n(&core->lanes_readied, __ATOMIC_RELAXED))
 		return 0;
 	return __atomic_exchange_n(&core->lanes_readied, 0, __ATOMIC_SEQ_CST);
