@@ -45,6 +45,11 @@
  *   --late-write-us US   see --late-write
  *   --drop-read-response N  drop the Nth RC READ response frame (opcodes 0x0d-0x10,
  *                        counted as for --drop-write; repeatable)
+ *   --drop-copies-us US  for US microseconds after a --drop-write or
+ *                        --drop-read-response frame, also drop the frames of its kind
+ *                        that carry its QP and PSN again (a tail-loss probe, a
+ *                        retransmission, a replayed response): for tests that must
+ *                        act before any copy of the lost packet can arrive
  *   --drop-ack N         drop the Nth plain ACK (opcode 0x11 with an ACK syndrome, not
  *                        a NAK or an RNR NAK; or xroce's SACK, 0xc2, which stands for
  *                        one; counted as for --drop-write; repeatable)
@@ -68,7 +73,8 @@
  *
  * The dir lines end with what the picks counted and did: writes,
  * writes_dropped, writes_late, read_responses, read_responses_dropped,
- * plain_acks, plain_acks_dropped, and requests_dropped: the request frames
+ * plain_acks, plain_acks_dropped, copies_dropped (--drop-copies-us), and
+ * requests_dropped: the request frames
  * dropped by --loss, a pick or a full queue, the losses retransmissions are to repair;
  * then sacks and self_placing: the frames of xroce's selective repeat
  * (docs/selective-repeat.md) the sender sent, SACKs and self-placing WRITEs.
@@ -159,6 +165,7 @@ struct impairment {
 	unsigned int n_write_drops, n_late_writes;
 	uint64_t write_drops[MAX_PICKS], late_writes[MAX_PICKS];
 	unsigned int late_write_us;
+	unsigned int drop_copies_us;
 	/* Which READ response frames and which plain ACKs to drop. */
 	unsigned int n_read_response_drops, n_plain_ack_drops;
 	uint64_t read_response_drops[MAX_PICKS], plain_ack_drops[MAX_PICKS];
@@ -168,7 +175,7 @@ struct dir_counters {
 	uint64_t frames, roce, dropped, duplicated, reordered, delayed, corrupted;
 	uint64_t atomic_acks_dropped, send_errors, oversize;
 	uint64_t requests, retransmits, acks, naks, rnr_naks, atomic_acks;
-	uint64_t writes, writes_dropped, writes_late;
+	uint64_t writes, writes_dropped, writes_late, copies_dropped;
 	uint64_t read_responses, read_responses_dropped, plain_acks, plain_acks_dropped;
 	uint64_t requests_dropped;    /* request frames (RC, UC) dropped, for whatever reason */
 	uint64_t sacks, self_placing; /* xroce's selective repeat: 0xc2, 0xe6-0xeb */
@@ -218,6 +225,10 @@ struct direction {
 	unsigned int delay_head, delay_count, waiting;
 	int64_t last_departure_ns;
 	struct held *held;
+	/* --drop-copies-us: opcode, QP and PSN of the last frame a pick dropped; until when. */
+	uint8_t dropped_opcode;
+	uint32_t dropped_qpn, dropped_psn;
+	int64_t drop_copies_until;
 };
 
 static struct direction dirs[NDIRS];
@@ -334,6 +345,16 @@ static bool is_request(uint8_t opcode)
 	       opcode == 0xc1 || opcode >= 0xe0;
 }
 
+static uint32_t bth_qpn(const uint8_t *bth)
+{
+	return (uint32_t)(bth[5] << 16 | bth[6] << 8 | bth[7]);
+}
+
+static uint32_t bth_psn(const uint8_t *bth)
+{
+	return (uint32_t)(bth[9] << 16 | bth[10] << 8 | bth[11]);
+}
+
 static struct qp_counters *qp_of(struct direction *d, uint32_t qpn)
 {
 	for (unsigned int i = 0; i < d->n_qps; i++)
@@ -349,8 +370,7 @@ static struct qp_counters *qp_of(struct direction *d, uint32_t qpn)
 static void observe(struct direction *d, const uint8_t *bth, size_t bth_len)
 {
 	uint8_t opcode = bth[0];
-	uint32_t qpn = (uint32_t)(bth[5] << 16 | bth[6] << 8 | bth[7]);
-	uint32_t psn = (uint32_t)(bth[9] << 16 | bth[10] << 8 | bth[11]);
+	uint32_t qpn = bth_qpn(bth), psn = bth_psn(bth);
 	struct qp_counters *q = qp_of(d, qpn);
 	struct qp_counters spare;
 
@@ -599,13 +619,38 @@ static bool picked(const uint64_t *list, unsigned int n, uint64_t value)
  * frame counted now, is dropped. A late copy is held (as a reordered frame
  * is, but only its deadline releases it) and the frame itself goes on.
  */
+/* A pick dropped the frame of bth: --drop-copies-us drops its copies from now on. */
+static void remember_dropped(struct direction *d, const uint8_t *bth, int64_t now)
+{
+	d->dropped_opcode = bth[0];
+	d->dropped_qpn = bth_qpn(bth);
+	d->dropped_psn = bth_psn(bth);
+	d->drop_copies_until = now + (int64_t)d->imp.drop_copies_us * 1000;
+}
+
+/* Whether the frame of bth is a copy of the one dropped last, within --drop-copies-us. */
+static bool drop_copy(struct direction *d, const uint8_t *bth, int64_t now)
+{
+	if (now >= d->drop_copies_until || bth[0] != d->dropped_opcode ||
+	    bth_qpn(bth) != d->dropped_qpn || bth_psn(bth) != d->dropped_psn)
+		return false;
+	d->c.copies_dropped++;
+	log_action(d, "drop-copy", bth);
+	return true;
+}
+
 static bool pick_write(struct direction *d, const struct frame *f, size_t bth, int64_t now)
 {
 	d->c.writes++;
 	if (picked(d->imp.write_drops, d->imp.n_write_drops, d->c.writes)) {
 		d->c.writes_dropped++;
 		d->c.requests_dropped++;
+		remember_dropped(d, f->data + bth, now);
 		log_action(d, "drop-write", f->data + bth);
+		return true;
+	}
+	if (drop_copy(d, f->data + bth, now)) {
+		d->c.requests_dropped++;
 		return true;
 	}
 	if (picked(d->imp.late_writes, d->imp.n_late_writes, d->c.writes) &&
@@ -617,7 +662,7 @@ static bool pick_write(struct direction *d, const struct frame *f, size_t bth, i
 }
 
 /* The --drop-read-response and --drop-ack picks: true when f is dropped. */
-static bool pick_response(struct direction *d, const struct frame *f, size_t bth)
+static bool pick_response(struct direction *d, const struct frame *f, size_t bth, int64_t now)
 {
 	uint8_t opcode = f->data[bth];
 
@@ -625,8 +670,9 @@ static bool pick_response(struct direction *d, const struct frame *f, size_t bth
 		d->c.read_responses++;
 		if (!picked(d->imp.read_response_drops, d->imp.n_read_response_drops,
 			    d->c.read_responses))
-			return false;
+			return drop_copy(d, f->data + bth, now);
 		d->c.read_responses_dropped++;
+		remember_dropped(d, f->data + bth, now);
 		log_action(d, "drop-read-response", f->data + bth);
 		return true;
 	}
@@ -676,7 +722,7 @@ static void process(struct direction *d, struct frame *f, int64_t now)
 	}
 	if (is_rc_write(f->data[bth]) && pick_write(d, f, bth, now))
 		return;
-	if (pick_response(d, f, bth))
+	if (pick_response(d, f, bth, now))
 		return;
 	if (random_loss(d)) {
 		d->c.dropped++;
@@ -783,16 +829,18 @@ static void print_counters(int fds[NDIRS], double elapsed, uint64_t seed)
 		       " oversize %" PRIu64 " socket_drops %u writes %" PRIu64
 		       " writes_dropped %" PRIu64 " writes_late %" PRIu64 " read_responses %" PRIu64
 		       " read_responses_dropped %" PRIu64 " plain_acks %" PRIu64
-		       " plain_acks_dropped %" PRIu64 " requests_dropped %" PRIu64 " sacks %" PRIu64
-		       " self_placing %" PRIu64 " queue_dropped %" PRIu64 " ce_marked %" PRIu64
-		       " ect %" PRIu64 " cnps %" PRIu64 " queue_max %" PRIu64 "\n",
+		       " plain_acks_dropped %" PRIu64 " copies_dropped %" PRIu64
+		       " requests_dropped %" PRIu64 " sacks %" PRIu64 " self_placing %" PRIu64
+		       " queue_dropped %" PRIu64 " ce_marked %" PRIu64 " ect %" PRIu64
+		       " cnps %" PRIu64 " queue_max %" PRIu64 "\n",
 		       dir_names[i], c->frames, c->roce, c->dropped, c->duplicated, c->reordered,
 		       c->delayed, c->corrupted, c->atomic_acks_dropped, c->requests,
 		       c->retransmits, c->acks, c->naks, c->rnr_naks, c->atomic_acks,
 		       c->send_errors, c->oversize, st.tp_drops, c->writes, c->writes_dropped,
 		       c->writes_late, c->read_responses, c->read_responses_dropped, c->plain_acks,
-		       c->plain_acks_dropped, c->requests_dropped, c->sacks, c->self_placing,
-		       c->queue_dropped, c->ce_marked, c->ect, c->cnps, c->queue_max);
+		       c->plain_acks_dropped, c->copies_dropped, c->requests_dropped, c->sacks,
+		       c->self_placing, c->queue_dropped, c->ce_marked, c->ect, c->cnps,
+		       c->queue_max);
 	}
 	for (int i = 0; i < NDIRS; i++)
 		for (unsigned int k = 0; k < dirs[i].n_qps; k++) {
@@ -816,7 +864,8 @@ static void usage(void)
 			"[--reorder-gap N]\n"
 			"       [--delay-us US] [--corrupt PCT] [--drop-atomic-ack N]...\n"
 			"       [--drop-write N]... [--late-write N]... [--late-write-us US]\n"
-			"       [--drop-read-response N]... [--drop-ack N]...\n"
+			"       [--drop-read-response N]... [--drop-copies-us US]\n"
+			"       [--drop-ack N]...\n"
 			"       [--rate-mbps R] [--queue-frames N] [--ce-threshold N]\n"
 			"       (a2b-/b2a- after the dashes, e.g. --b2a-loss 5, limits to one "
 			"direction)\n");
@@ -875,6 +924,8 @@ static bool parse_impairment(const char *opt, const char *value)
 		else if (!strcmp(opt, "late-write") && parse_number(value, 1e12, &v) && v >= 1 &&
 			 imp->n_late_writes < MAX_PICKS)
 			imp->late_writes[imp->n_late_writes++] = (uint64_t)v;
+		else if (!strcmp(opt, "drop-copies-us") && parse_number(value, 1e7, &v))
+			imp->drop_copies_us = (unsigned int)v;
 		else if (!strcmp(opt, "late-write-us") && parse_number(value, 1e7, &v))
 			imp->late_write_us = (unsigned int)v;
 		else if (!strcmp(opt, "drop-read-response") && parse_number(value, 1e12, &v) &&

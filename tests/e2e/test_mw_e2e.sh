@@ -27,7 +27,11 @@
 #                      being delivered or invalidating again (one receive, QP
 #                      in RTS); the key is invalid afterwards.
 #      The middlebox counters must show the drop or the late copy, the
-#      retransmission and the NAK (none for send-inv-retransmit).
+#      retransmission and the NAK (none for send-inv-retransmit). For 300 ms
+#      after a drop, the middlebox also drops copies of the lost packet (a
+#      tail-loss probe comes within a millisecond or so, a replayed response
+#      as soon): the target must have acted first, which takes it
+#      milliseconds; the ACK timeout's retransmission comes 537 ms after.
 # Needs root. Env: BUILD (build dir, default build).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -90,7 +94,7 @@ expect_refused_retransmission() {
 		fail "$name: no NAK to QP $initiator_qpn"
 }
 
-impaired_case retransmit --b2a-drop-write 1
+impaired_case retransmit --b2a-drop-write 1 --b2a-drop-copies-us 300000
 expect_refused_retransmission retransmit b2a writes_dropped
 echo "ok   retransmit: a WRITE retransmitted after LOCAL_INV of its window was refused; nothing landed"
 
@@ -102,11 +106,11 @@ dups=$(netns_exec "$NETNS_A" "$xroce" stats "$VETH_A" |
 [ "$dups" -ge 1 ] || fail "late-duplicate: the target saw no duplicate request"
 echo "ok   late-duplicate: the WRITE's copy came 300 ms late, after LOCAL_INV, and placed nothing ($dups duplicate(s) answered)"
 
-impaired_case partial --b2a-drop-write 3
+impaired_case partial --b2a-drop-write 3 --b2a-drop-copies-us 300000
 expect_refused_retransmission partial b2a writes_dropped
 echo "ok   partial: the last packet of a 3-packet WRITE, retransmitted after LOCAL_INV, was refused; its bytes never landed"
 
-impaired_case read-replay --a2b-drop-read-response 1
+impaired_case read-replay --a2b-drop-read-response 1 --a2b-drop-copies-us 300000
 expect_refused_retransmission read-replay a2b read_responses_dropped
 echo "ok   read-replay: a READ asked again after LOCAL_INV of its window was refused; nothing landed at the initiator"
 
